@@ -1,0 +1,21 @@
+/* The subcommand interface: each cmd/<name>.c defines one struct command. */
+#ifndef OVNI_CMD_H
+#define OVNI_CMD_H
+
+#include <stdio.h>
+
+struct command {
+	const char *name;
+	const char *summary; /* one line for `ovni --help` */
+	const char *usage;   /* the whole --help text, ending in a newline */
+	int (*run)(int argc, char **argv); /* argv[0] is the command name; returns the exit status */
+};
+
+/* Prints c->usage to f. */
+void cmd_print_usage(const struct command *c, FILE *f);
+
+/* Every subcommand; the dispatcher's table in ovni.c lists them in order. */
+extern const struct command cmd_dump, cmd_top, cmd_events, cmd_emu, cmd_sort,
+	cmd_sync, cmd_record, cmd_pack, cmd_unpack, cmd_lib;
+
+#endif

@@ -1,0 +1,64 @@
+/* Integer formatting without stdio, for the hot output paths. */
+#ifndef OVNI_IO_FMT_H
+#define OVNI_IO_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+extern const char fmt_digits2[200];
+extern const char fmt_hex2[512];
+
+/* Writes v in decimal at dst (no NUL); returns the number of bytes (1..20). */
+static inline size_t fmt_u64(char *dst, uint64_t v)
+{
+	char tmp[20];
+	char *p = tmp + 20;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		memcpy(p, fmt_digits2 + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, fmt_digits2 + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	size_t n = (size_t)(tmp + 20 - p);
+	memcpy(dst, p, n);
+	return n;
+}
+
+static inline size_t fmt_i64(char *dst, int64_t v)
+{
+	if (v < 0) {
+		*dst = '-';
+		return 1 + fmt_u64(dst + 1, (uint64_t)0 - (uint64_t)v);
+	}
+	return fmt_u64(dst, (uint64_t)v);
+}
+
+/* Right-aligned in a field of at least width bytes (padded with c). */
+static inline size_t fmt_u64_pad(char *dst, uint64_t v, size_t width, char c)
+{
+	char tmp[20];
+	size_t n = fmt_u64(tmp, v);
+	size_t pad = n < width ? width - n : 0;
+	memset(dst, c, pad);
+	memcpy(dst + pad, tmp, n);
+	return pad + n;
+}
+
+static inline size_t fmt_i64_pad(char *dst, int64_t v, size_t width, char c)
+{
+	char tmp[21];
+	size_t n = fmt_i64(tmp, v);
+	size_t pad = n < width ? width - n : 0;
+	memset(dst, c, pad);
+	memcpy(dst + pad, tmp, n);
+	return pad + n;
+}
+
+#endif

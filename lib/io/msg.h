@@ -1,0 +1,20 @@
+/* Messages to the user: one line each on stderr, prefixed by the program name. */
+#ifndef OVNI_IO_MSG_H
+#define OVNI_IO_MSG_H
+
+/* Set once by the dispatcher: "ovni dump", "ovniemu", ... */
+void msg_set_prog(const char *name);
+const char *msg_prog(void);
+
+/* "<prog>: error: <text>" */
+void msg_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<prog>: warning: <text>" */
+void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<prog>: <text>", only when not quiet */
+void msg_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void msg_set_quiet(int quiet);
+
+/* Print an error and exit(1); for the cmd/ layer only, never inside lib/. */
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

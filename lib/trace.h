@@ -1,0 +1,40 @@
+/* A trace on disk: find its streams. A stream is any directory holding
+ * stream.json and stream.obs; a trace is a directory of streams at any depth
+ * (or a single stream directory). Streams are ordered by relative path
+ * (strcmp), as the reference orders them. Everything is opened read-only. */
+#ifndef OVNI_TRACE_H
+#define OVNI_TRACE_H
+
+#include <stddef.h>
+
+#include "json.h"
+#include "meta.h"
+#include "stream.h"
+
+struct trace_stream {
+	char *relpath; /* stream directory relative to the trace root; "" for a single-stream trace */
+	char *dir; /* the stream directory as a path that can be opened */
+	char *obs_name; /* "<relpath>/stream.obs", for messages */
+	struct json *json; /* parsed stream.json */
+	struct stream_meta meta; /* interpreted metadata */
+};
+
+struct trace {
+	char *root; /* as given, trailing slashes removed */
+	size_t n;
+	struct trace_stream *streams;
+	void *archive; /* set when the trace is read from a pack file */
+};
+
+/* Flags for trace_open. */
+#define TRACE_REQUIRE_FINISHED 1u /* every stream must have ovni.finished = 1 (emu) */
+
+/* Finds the streams under path, parses and checks every stream.json.
+ * Returns 0, or -1 after a one-line message naming the file (and JSON
+ * line:column). A path holding no stream is an error. */
+int trace_open(struct trace *t, const char *path, unsigned flags);
+/* A byte source over the stream's events (file or archive member). */
+struct byte_src *trace_stream_src(struct trace *t, size_t i);
+void trace_close(struct trace *t);
+
+#endif

@@ -1,0 +1,120 @@
+/* ovni: one binary, many tools. Dispatches `ovni SUBCOMMAND` and the old tool
+ * names (ovnidump, ovniemu, ...) reached through symlinks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "gitrev.h"
+#include "io/msg.h"
+#include "version.h"
+
+static const struct command *const commands[] = {
+	NULL
+};
+
+/* Old tool name -> subcommand. */
+static const struct { const char *alias, *cmd; } aliases[] = {
+	{ "ovnidump", "dump" },
+	{ "ovniemu", "emu" },
+	{ "ovnisort", "sort" },
+	{ "ovnisync", "sync" },
+	{ "ovnitop", "top" },
+};
+
+void cmd_print_usage(const struct command *c, FILE *f)
+{
+	fputs(c->usage, f);
+}
+
+static const struct command *find(const char *name)
+{
+	for (size_t i = 0; commands[i]; i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: ovni SUBCOMMAND [OPTIONS] [ARGS]\n"
+		   "Trace parallel programs and turn the traces into Paraver timelines.\n\n"
+		   "Subcommands:\n");
+	for (size_t i = 0; commands[i]; i++)
+		fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(f, "\nOptions:\n"
+		   "  -h, --help     show this help\n"
+		   "  -V, --version  show the version (`ovni version` for details)\n\n"
+		   "`ovni help SUBCOMMAND` or `ovni SUBCOMMAND --help` describes a subcommand.\n"
+		   "Installed as ovnidump, ovniemu, ovnisort, ovnisync or ovnitop, it runs\n"
+		   "that subcommand.\n");
+}
+
+static int version_long(void)
+{
+	printf("ovni %s\n", OVNI_VERSION);
+	printf("git revision: %s\n", OVNI_GIT_REV);
+	version_print_details(stdout);
+	return 0;
+}
+
+static int run(const struct command *c, int argc, char **argv)
+{
+	static char prog[64];
+	snprintf(prog, sizeof(prog), "ovni %s", c->name);
+	msg_set_prog(prog);
+	return c->run(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++) {
+		if (strcmp(base, aliases[i].alias) != 0)
+			continue;
+		const struct command *c = find(aliases[i].cmd);
+		if (!c) {
+			fprintf(stderr, "%s: this build of ovni has no '%s' subcommand\n", base, aliases[i].cmd);
+			return 1;
+		}
+		msg_set_prog(base);
+		argv[0] = (char *)c->name;
+		return c->run(argc, argv);
+	}
+
+	if (argc < 2) {
+		usage(stderr);
+		return 1;
+	}
+	const char *sub = argv[1];
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(sub, "-V") || !strcmp(sub, "--version")) {
+		printf("ovni %s\n", OVNI_VERSION);
+		return 0;
+	}
+	if (!strcmp(sub, "version"))
+		return version_long();
+	if (!strcmp(sub, "help")) {
+		if (argc < 3) {
+			usage(stdout);
+			return 0;
+		}
+		const struct command *c = find(argv[2]);
+		if (!c) {
+			fprintf(stderr, "ovni: no subcommand '%s'; `ovni --help` lists them\n", argv[2]);
+			return 1;
+		}
+		cmd_print_usage(c, stdout);
+		return 0;
+	}
+	const struct command *c = find(sub);
+	if (!c) {
+		fprintf(stderr, "ovni: no subcommand '%s'; `ovni --help` lists them\n", sub);
+		return 1;
+	}
+	return run(c, argc - 1, argv + 1);
+}
