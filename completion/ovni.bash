@@ -1,0 +1,54 @@
+# bash completion for ovni and its old tool names (ovnidump, ovniemu, ...).
+
+# Options of each subcommand; one line each.
+_ovni_opts() {
+	case $1 in
+	esac
+}
+
+# Arguments that name a file or directory, by option.
+_ovni_complete_arg() {
+	case $1 in
+	-o|--output|-c|--clock-offsets|--tmpdir|-C) return 0 ;;
+	esac
+	return 1
+}
+
+_ovni() {
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	local cmd i=1
+	case ${COMP_WORDS[0]##*/} in
+	ovnidump) cmd=dump; i=0 ;;
+	ovniemu) cmd=emu; i=0 ;;
+	ovnisort) cmd=sort; i=0 ;;
+	ovnisync) cmd=sync; i=0 ;;
+	ovnitop) cmd=top; i=0 ;;
+	*)
+		if [ "$COMP_CWORD" -eq 1 ]; then
+			COMPREPLY=($(compgen -W "$(_ovni_subcommands) help version --help --version" -- "$cur"))
+			return
+		fi
+		cmd=${COMP_WORDS[1]}
+		;;
+	esac
+	if [ "$cmd" = help ]; then
+		COMPREPLY=($(compgen -W "$(_ovni_subcommands)" -- "$cur"))
+		return
+	fi
+	if _ovni_complete_arg "$prev"; then
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+	fi
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$(_ovni_opts "$cmd") --help" -- "$cur"))
+		return
+	fi
+	COMPREPLY=($(compgen -f -- "$cur"))
+}
+
+# Subcommands, one word each.
+_ovni_subcommands() {
+	echo ""
+}
+
+complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

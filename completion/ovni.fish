@@ -1,0 +1,13 @@
+# fish completion for ovni and its old tool names.
+
+function __ovni_no_subcommand
+    not __fish_seen_subcommand_from (__ovni_subcommands)
+end
+function __ovni_subcommands
+    printf '%s\n' help version
+end
+
+complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
+complete -c ovni -f -n __ovni_no_subcommand -a version -d 'show versions of everything inside the binary'
+complete -c ovni -n __ovni_no_subcommand -s h -l help -d 'show help'
+complete -c ovni -n __ovni_no_subcommand -s V -l version -d 'show the version'
