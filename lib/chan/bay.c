@@ -1,0 +1,120 @@
+#include "chan/bay.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan/fail.h"
+
+int bay_init(struct bay *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->cap = 256;
+	b->dirty = malloc(b->cap * sizeof(*b->dirty));
+	b->tsize = 1024;
+	b->table = calloc(b->tsize, sizeof(*b->table));
+	if (!b->dirty || !b->table) {
+		bay_free(b);
+		return failf("out of memory for the channel bay");
+	}
+	return 0;
+}
+
+void bay_free(struct bay *b)
+{
+	free(b->dirty);
+	free(b->table);
+	memset(b, 0, sizeof(*b));
+}
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static size_t slot(struct chan **table, size_t tsize, const char *name)
+{
+	size_t i = (size_t)hash(name) & (tsize - 1);
+	while (table[i] && strcmp(table[i]->name, name) != 0)
+		i = (i + 1) & (tsize - 1);
+	return i;
+}
+
+static int grow_table(struct bay *b)
+{
+	size_t nsize = b->tsize * 2;
+	struct chan **nt = calloc(nsize, sizeof(*nt));
+	if (!nt)
+		return -1;
+	for (size_t i = 0; i < b->tsize; i++)
+		if (b->table[i])
+			nt[slot(nt, nsize, b->table[i]->name)] = b->table[i];
+	free(b->table);
+	b->table = nt;
+	b->tsize = nsize;
+	return 0;
+}
+
+int bay_add(struct bay *b, struct chan *c)
+{
+	if (c->bay)
+		return failf("channel %s is already registered", c->name);
+	if ((b->n + 1) * 2 > b->tsize && grow_table(b) != 0)
+		return failf("out of memory for the channel bay");
+	size_t i = slot(b->table, b->tsize, c->name);
+	if (b->table[i])
+		return failf("two channels are named %s", c->name);
+	b->table[i] = c;
+	b->n++;
+	c->bay = b;
+	if (c->dirty) /* written before registration: propagate it too */
+		bay_queue(b, c);
+	return 0;
+}
+
+struct chan *bay_find(const struct bay *b, const char *name)
+{
+	return b->table[slot(b->table, b->tsize, name)];
+}
+
+void bay_queue(struct bay *b, struct chan *c)
+{
+	if (b->ndirty == b->cap) {
+		size_t cap = b->cap * 2;
+		struct chan **d = realloc(b->dirty, cap * sizeof(*d));
+		if (!d) {
+			b->queue_err = 1;
+			return;
+		}
+		b->dirty = d;
+		b->cap = cap;
+	}
+	b->dirty[b->ndirty++] = c;
+}
+
+static int run(struct chan *c, const struct chan_cbs *l)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i].fn(c, l->v[i].arg) != 0)
+			return -1;
+	return 0;
+}
+
+int bay_propagate(struct bay *b)
+{
+	int rc = 0;
+	/* ndirty grows while the dirty callbacks queue more channels */
+	for (size_t i = 0; i < b->ndirty && rc == 0; i++)
+		rc = run(b->dirty[i], &b->dirty[i]->on_dirty);
+	for (size_t i = 0; i < b->ndirty && rc == 0; i++)
+		rc = run(b->dirty[i], &b->dirty[i]->on_emit);
+	for (size_t i = 0; i < b->ndirty; i++)
+		chan_flush(b->dirty[i]);
+	b->ndirty = 0;
+	if (b->queue_err && rc == 0)
+		rc = failf("out of memory for the dirty channel queue");
+	return rc;
+}

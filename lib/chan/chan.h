@@ -1,0 +1,128 @@
+/* A channel: a named value that changes over time (spec emu.md 2.6). A
+ * write marks it dirty; the bay then runs the callbacks hooked to it and
+ * flushes it, remembering the value as last. Single channels are set, stack
+ * channels pushed and popped (their value is the top, null when empty). */
+#ifndef OVNI_CHAN_H
+#define OVNI_CHAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chan/value.h"
+
+/* Flags of a channel */
+#define CHAN_DIRTY_WRITE 1u /* may be written again before the flush */
+#define CHAN_ALLOW_DUP 2u /* writing the last flushed value is accepted */
+#define CHAN_IGNORE_DUP 4u /* writing the last flushed value does nothing */
+
+#define CHAN_STACK_MAX 512
+
+enum chan_kind { CHAN_SINGLE, CHAN_STACK };
+
+struct chan;
+struct bay;
+
+/* A callback hooked to a channel; returns 0 or -1 (after failf). */
+typedef int (*chan_cb_fn)(struct chan *c, void *arg);
+
+struct chan_cb {
+	chan_cb_fn fn;
+	void *arg;
+};
+
+struct chan_cbs {
+	struct chan_cb *v;
+	uint32_t n, cap;
+};
+
+struct chan {
+	struct value cur; /* the value now (top of the stack, or null) */
+	struct value last; /* the value at the last flush */
+	unsigned flags;
+	uint8_t kind;
+	uint8_t dirty;
+	struct bay *bay; /* set by bay_add; dirty channels queue there */
+	struct chan_cbs on_dirty, on_emit;
+	struct value *stack;
+	uint32_t depth, stack_cap;
+	char *name;
+};
+
+/* Names the channel (copied) and clears it. Returns -1 without memory. */
+int chan_init(struct chan *c, enum chan_kind kind, const char *name);
+void chan_free(struct chan *c);
+static inline void chan_set_flags(struct chan *c, unsigned flags) { c->flags |= flags; }
+
+/* Slow paths of the inline writers below. */
+int chan_fail_dirty(const struct chan *c);
+int chan_fail_dup(const struct chan *c, struct value v);
+int chan_fail_kind(const struct chan *c, const char *op);
+void chan_mark_dirty(struct chan *c);
+int chan_stack_grow(struct chan *c);
+
+/* Checks a write of v: 0 = go on, 1 = drop it (ignored duplicate), -1 = error. */
+static inline int chan_check_write(const struct chan *c, struct value v)
+{
+	if (c->dirty && !(c->flags & CHAN_DIRTY_WRITE))
+		return chan_fail_dirty(c);
+	if (value_eq(v, c->last)) {
+		if (c->flags & CHAN_IGNORE_DUP)
+			return 1;
+		if (!(c->flags & CHAN_ALLOW_DUP))
+			return chan_fail_dup(c, v);
+	}
+	return 0;
+}
+
+static inline void chan_touch(struct chan *c)
+{
+	if (!c->dirty)
+		chan_mark_dirty(c);
+}
+
+static inline int chan_set(struct chan *c, struct value v)
+{
+	if (c->kind != CHAN_SINGLE)
+		return chan_fail_kind(c, "set");
+	int r = chan_check_write(c, v);
+	if (r)
+		return r < 0 ? -1 : 0;
+	c->cur = v;
+	chan_touch(c);
+	return 0;
+}
+
+static inline int chan_push(struct chan *c, struct value v)
+{
+	if (c->kind != CHAN_STACK)
+		return chan_fail_kind(c, "push to");
+	int r = chan_check_write(c, v);
+	if (r < 0)
+		return -1;
+	if (c->depth == c->stack_cap && chan_stack_grow(c) != 0)
+		return -1;
+	c->stack[c->depth++] = v;
+	c->cur = v;
+	if (r == 0) /* an ignored duplicate still stacks, but changes nothing */
+		chan_touch(c);
+	return 0;
+}
+
+/* Pops the top, which must equal expected. */
+int chan_pop(struct chan *c, struct value expected);
+
+static inline struct value chan_read(const struct chan *c) { return c->cur; }
+
+/* After the emit stage: the current value becomes the last one. */
+static inline void chan_flush(struct chan *c)
+{
+	c->last = c->cur;
+	c->dirty = 0;
+}
+
+/* Hooks fn to run when c becomes dirty (in the order hooked), or in the
+ * emit stage. -1 without memory. */
+int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg);
+int chan_on_emit(struct chan *c, chan_cb_fn fn, void *arg);
+
+#endif

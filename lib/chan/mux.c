@@ -1,0 +1,86 @@
+#include "chan/mux.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan/fail.h"
+
+int mux_select_index(struct mux *m, struct value sel, struct mux_input **out)
+{
+	if (value_is_null(sel)) {
+		*out = NULL;
+		return 0;
+	}
+	int64_t i = sel.i - m->base;
+	if (i < 0 || (uint64_t)i >= m->ninputs)
+		return failf("mux of %s: select value %lld has no input", m->output->name, (long long)sel.i);
+	*out = &m->inputs[i];
+	return 0;
+}
+
+static int forward(struct mux *m)
+{
+	struct value v = m->def;
+	if (m->picked && m->picked->chan)
+		v = chan_read(m->picked->chan);
+	return chan_set(m->output, v);
+}
+
+static int on_select(struct chan *c, void *arg)
+{
+	struct mux *m = arg;
+	struct mux_input *in;
+	if (m->fn(m, chan_read(c), &in) != 0)
+		return -1;
+	m->picked = in;
+	return forward(m);
+}
+
+static int on_input(struct chan *c, void *arg)
+{
+	struct mux_input *in = arg;
+	(void)c;
+	if (in->mux->picked != in)
+		return 0;
+	return forward(in->mux);
+}
+
+int mux_init(struct mux *m, struct chan *select, struct chan *output,
+	     mux_select_fn fn, size_t ninputs)
+{
+	memset(m, 0, sizeof(*m));
+	m->select = select;
+	m->output = output;
+	m->fn = fn ? fn : mux_select_index;
+	m->def = value_null();
+	m->ninputs = ninputs;
+	m->inputs = calloc(ninputs ? ninputs : 1, sizeof(*m->inputs));
+	if (!m->inputs)
+		return failf("out of memory for the mux of %s", output->name);
+	for (size_t i = 0; i < ninputs; i++) {
+		m->inputs[i].mux = m;
+		m->inputs[i].index = i;
+	}
+	chan_set_flags(output, CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP);
+	if (chan_on_dirty(select, on_select, m) != 0)
+		return failf("out of memory for the mux of %s", output->name);
+	return 0;
+}
+
+void mux_free(struct mux *m)
+{
+	free(m->inputs);
+	m->inputs = NULL;
+}
+
+int mux_set_input(struct mux *m, size_t i, struct chan *in)
+{
+	if (i >= m->ninputs)
+		return failf("mux of %s has no input %zu", m->output->name, i);
+	if (m->inputs[i].chan)
+		return failf("mux of %s: input %zu already set", m->output->name, i);
+	m->inputs[i].chan = in;
+	if (chan_on_dirty(in, on_input, &m->inputs[i]) != 0)
+		return failf("out of memory for the mux of %s", m->output->name);
+	return 0;
+}

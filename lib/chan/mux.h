@@ -1,0 +1,47 @@
+/* A multiplexer: a select channel picks one of N input channels and the
+ * output follows it (or holds the default when none is picked). Only the
+ * picked input forwards its changes. The output accepts several writes per
+ * propagation and duplicates (CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP). */
+#ifndef OVNI_CHAN_MUX_H
+#define OVNI_CHAN_MUX_H
+
+#include <stddef.h>
+
+#include "chan/chan.h"
+
+struct mux;
+
+struct mux_input {
+	struct mux *mux;
+	struct chan *chan; /* NULL: never picked */
+	size_t index;
+};
+
+/* Picks the input for the select value sel: *out = the input, or NULL for
+ * none. Returns 0 or -1 after failf. */
+typedef int (*mux_select_fn)(struct mux *m, struct value sel, struct mux_input **out);
+
+struct mux {
+	struct chan *select, *output;
+	struct mux_input *inputs;
+	size_t ninputs;
+	struct mux_input *picked;
+	mux_select_fn fn;
+	void *arg; /* for fn */
+	int64_t base; /* for mux_select_index: input = value - base */
+	struct value def;
+};
+
+/* The default select function: the int64 value minus m->base is the input
+ * index; null picks none; an index out of range is an error. */
+int mux_select_index(struct mux *m, struct value sel, struct mux_input **out);
+
+/* Hooks the mux to select (output gets its flags). fn NULL means
+ * mux_select_index. Inputs are added with mux_set_input. */
+int mux_init(struct mux *m, struct chan *select, struct chan *output,
+	     mux_select_fn fn, size_t ninputs);
+void mux_free(struct mux *m);
+int mux_set_input(struct mux *m, size_t i, struct chan *in);
+static inline void mux_set_default(struct mux *m, struct value def) { m->def = def; }
+
+#endif

@@ -1,0 +1,167 @@
+#include "paraver/prv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chan/fail.h"
+#include "io/msg.h"
+
+struct prv_sink {
+	struct prv *prv;
+	struct prv_sink *next;
+	unsigned flags;
+	int type;
+	int has_last;
+	struct value last;
+	size_t headlen, typelen;
+	char head[32]; /* "2:0:1:1:<row>:" */
+	char typestr[16]; /* ":<type>:" */
+};
+
+size_t prv_header(char *buf, size_t nrows, int64_t duration)
+{
+	int n = snprintf(buf, 128, "#Paraver (19/01/38 at 03:14):%020lld_ns:0:1:1(%zu:1)\n",
+			 (long long)duration, nrows);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+int prv_open(struct prv *p, const char *path, size_t nrows)
+{
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	p->path = strdup(path);
+	if (!p->path) {
+		msg_err("%s: out of memory", path);
+		return -1;
+	}
+	p->nrows = nrows;
+	p->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (p->fd < 0) {
+		msg_err("cannot create %s: %s", path, strerror(errno));
+		free(p->path);
+		p->path = NULL;
+		return -1;
+	}
+	if (out_init(&p->out, p->fd, p->path, (size_t)4 << 20) != 0) {
+		prv_discard(p);
+		return -1;
+	}
+	char h[128];
+	out_mem(&p->out, h, prv_header(h, nrows, 0));
+	return 0;
+}
+
+static int emit(struct chan *c, void *arg)
+{
+	struct prv_sink *s = arg;
+	struct prv *p = s->prv;
+	struct value v = chan_read(c);
+	if (s->has_last && value_eq(v, s->last)) {
+		if (s->flags & PRV_EMITDUP)
+			;
+		else if (s->flags & PRV_SKIPDUP)
+			return 0;
+		else if (s->flags & PRV_SKIPDUPNULL) {
+			if (value_is_null(v))
+				return 0;
+		} else {
+			char b[24];
+			return failf("channel %s: value %s repeated in Paraver type %d",
+				     c->name, value_str(v, b), s->type);
+		}
+	}
+	int64_t w = 0;
+	if (v.kind == VALUE_INT64) {
+		w = v.i;
+		if (s->flags & PRV_NEXT)
+			w++;
+		if (w == 0 && !(s->flags & PRV_ZERO))
+			return failf("channel %s: value 0 is not allowed in Paraver type %d", c->name, s->type);
+	}
+	s->has_last = 1;
+	s->last = v;
+
+	if (!p->time_ok) {
+		p->tlen = fmt_i64(p->tbuf, p->time);
+		p->time_ok = 1;
+	}
+	char *d = out_reserve(&p->out, 128);
+	char *start = d;
+	memcpy(d, s->head, sizeof(s->head));
+	d += s->headlen;
+	memcpy(d, p->tbuf, sizeof(p->tbuf));
+	d += p->tlen;
+	memcpy(d, s->typestr, sizeof(s->typestr));
+	d += s->typelen;
+	d += fmt_i64(d, w);
+	*d++ = '\n';
+	out_commit(&p->out, (size_t)(d - start));
+	return 0;
+}
+
+int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags)
+{
+	if (row >= p->nrows)
+		return failf("%s: row %zu out of %zu rows", p->path, row + 1, p->nrows);
+	struct prv_sink *s = calloc(1, sizeof(*s));
+	if (!s)
+		return failf("out of memory for the Paraver output");
+	s->prv = p;
+	s->flags = flags;
+	s->type = type;
+	s->headlen = (size_t)snprintf(s->head, sizeof(s->head), "2:0:1:1:%zu:", row + 1);
+	s->typelen = (size_t)snprintf(s->typestr, sizeof(s->typestr), ":%d:", type);
+	s->next = p->sinks;
+	p->sinks = s;
+	if (chan_on_emit(c, emit, s) != 0)
+		return failf("out of memory for the Paraver output");
+	return 0;
+}
+
+static void free_sinks(struct prv *p)
+{
+	while (p->sinks) {
+		struct prv_sink *n = p->sinks->next;
+		free(p->sinks);
+		p->sinks = n;
+	}
+}
+
+int prv_close(struct prv *p, int64_t duration)
+{
+	if (!p->path)
+		return 0;
+	int rc = out_flush(&p->out);
+	char h[128];
+	size_t n = prv_header(h, p->nrows, duration);
+	if (rc == 0 && pwrite(p->fd, h, n, 0) != (ssize_t)n) {
+		msg_err("%s: cannot rewrite the header: %s", p->path, strerror(errno));
+		rc = -1;
+	}
+	if (out_close(&p->out) != 0)
+		rc = -1;
+	free_sinks(p);
+	free(p->path);
+	p->path = NULL;
+	return rc;
+}
+
+void prv_discard(struct prv *p)
+{
+	if (!p->path)
+		return;
+	if (p->out.buf) {
+		p->out.len = 0;
+		out_close(&p->out);
+	} else if (p->fd >= 0) {
+		close(p->fd);
+	}
+	unlink(p->path);
+	free_sinks(p);
+	free(p->path);
+	p->path = NULL;
+}

@@ -1,0 +1,59 @@
+/* The .prv writer (spec emu.md 3.1): one event record per line,
+ * "2:0:1:1:<row>:<time>:<type>:<value>", formatted by hand. The header
+ * holds the duration in a fixed-width field, so prv_close() rewrites it in
+ * place. A channel hooked with prv_register() writes a line in the emit
+ * stage of every propagation where it changed. */
+#ifndef OVNI_PARAVER_PRV_H
+#define OVNI_PARAVER_PRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chan/chan.h"
+#include "io/out.h"
+
+/* Flags of a registration */
+#define PRV_EMITDUP 1u /* write a value equal to the previous one */
+#define PRV_SKIPDUP 2u /* drop a value equal to the previous one */
+#define PRV_SKIPDUPNULL 4u /* drop a null following a null */
+#define PRV_NEXT 8u /* write integers plus one */
+#define PRV_ZERO 16u /* integer 0 is a valid value */
+
+struct prv_sink;
+
+struct prv {
+	struct out out;
+	char *path;
+	size_t nrows;
+	int64_t time;
+	int time_ok; /* tbuf holds time */
+	char tbuf[24];
+	size_t tlen;
+	struct prv_sink *sinks; /* all registrations, to free them */
+	int fd;
+};
+
+
+/* Creates (truncates) path and writes a header with duration 0. -1 after
+ * a message. */
+int prv_open(struct prv *p, const char *path, size_t nrows);
+/* Sets the time of the next lines; never goes back. */
+static inline void prv_advance(struct prv *p, int64_t time)
+{
+	if (time != p->time) {
+		p->time = time;
+		p->time_ok = 0;
+	}
+}
+/* Writes chan into row (0-based) as type. -1 after failf. */
+int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags);
+/* Flushes, rewrites the header with duration and closes. -1 after a
+ * message (write error). */
+int prv_close(struct prv *p, int64_t duration);
+/* Closes without finishing and removes the file. */
+void prv_discard(struct prv *p);
+
+/* The header line for nrows and duration, with newline; buf needs 128. */
+size_t prv_header(char *buf, size_t nrows, int64_t duration);
+
+#endif

@@ -1,0 +1,161 @@
+#include "paraver/pvt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chan/fail.h"
+#include "io/msg.h"
+#include "paraver/row.h"
+
+static char *path_of(const struct pvt *t, const char *ext)
+{
+	size_t n = strlen(t->base) + strlen(ext) + 1;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s%s", t->base, ext);
+	return p;
+}
+
+int pvt_open(struct pvt *t, const char *dir, const char *name, size_t nrows)
+{
+	memset(t, 0, sizeof(*t));
+	pcf_init(&t->pcf);
+	size_t n = strlen(dir) + strlen(name) + 2;
+	t->name = strdup(name);
+	t->base = malloc(n);
+	t->rows = calloc(nrows ? nrows : 1, sizeof(*t->rows));
+	if (!t->name || !t->base || !t->rows) {
+		msg_err("out of memory");
+		pvt_free(t);
+		return -1;
+	}
+	snprintf(t->base, n, "%s/%s", dir, name);
+	t->nrows = nrows;
+	char *prv = path_of(t, ".prv");
+	int rc = prv ? prv_open(&t->prv, prv, nrows) : -1;
+	free(prv);
+	if (rc != 0) {
+		pvt_free(t);
+		return -1;
+	}
+	t->open = 1;
+	return 0;
+}
+
+int pvt_set_row(struct pvt *t, size_t row, const char *label)
+{
+	if (row >= t->nrows)
+		return failf("%s: no row %zu", t->name, row + 1);
+	free(t->rows[row]);
+	t->rows[row] = strdup(label);
+	return t->rows[row] ? 0 : failf("out of memory");
+}
+
+struct cfg_view *pvt_add_view(struct pvt *t, const char *path, const char *title,
+			      const char *label, int type, int colors)
+{
+	if (t->nviews == t->vcap) {
+		size_t cap = t->vcap ? t->vcap * 2 : 16;
+		struct cfg_view *v = realloc(t->views, cap * sizeof(*v));
+		if (!v)
+			goto oom;
+		t->views = v;
+		t->vcap = cap;
+	}
+	struct cfg_view *v = &t->views[t->nviews];
+	memset(v, 0, sizeof(*v));
+	size_t n = strlen(path) + 5;
+	v->path = malloc(n);
+	v->title = strdup(title);
+	v->label = strdup(label);
+	if (!v->path || !v->title || !v->label) {
+		cfg_view_free(v);
+		goto oom;
+	}
+	snprintf(v->path, n, "%s.cfg", path);
+	v->type = type;
+	v->colors = colors;
+	t->nviews++;
+	return v;
+oom:
+	failf("out of memory for the Paraver views");
+	return NULL;
+}
+
+int cfg_view_add_color(struct cfg_view *v, int64_t value, const unsigned char rgb[3])
+{
+	struct cfg_color *c = realloc(v->custom, (v->ncustom + 1) * sizeof(*c));
+	if (!c)
+		return failf("out of memory for the Paraver views");
+	v->custom = c;
+	c[v->ncustom].value = value;
+	memcpy(c[v->ncustom].rgb, rgb, 3);
+	v->ncustom++;
+	return 0;
+}
+
+static void remove_outputs(const struct pvt *t)
+{
+	static const char *const ext[] = { ".prv", ".pcf", ".row" };
+	for (int i = 0; i < 3; i++) {
+		char *p = path_of(t, ext[i]);
+		if (p)
+			unlink(p);
+		free(p);
+	}
+}
+
+int pvt_close(struct pvt *t, int64_t duration)
+{
+	if (!t->open)
+		return 0;
+	t->open = 0;
+	int rc = prv_close(&t->prv, duration);
+	char *pcf = path_of(t, ".pcf");
+	char *row = path_of(t, ".row");
+	if (rc == 0)
+		rc = pcf ? pcf_write(&t->pcf, pcf) : -1;
+	if (rc == 0)
+		rc = row ? row_write(row, (const char *const *)t->rows, t->nrows) : -1;
+	free(pcf);
+	free(row);
+	if (rc != 0) {
+		msg_err("removed the unfinished %s.prv, .pcf and .row", t->base);
+		remove_outputs(t);
+	}
+	return rc;
+}
+
+void pvt_discard(struct pvt *t)
+{
+	if (!t->open)
+		return;
+	t->open = 0;
+	prv_discard(&t->prv);
+	remove_outputs(t);
+}
+
+int pvt_write_views(const struct pvt *t, const char *cfgdir)
+{
+	for (size_t i = 0; i < t->nviews; i++)
+		if (cfg_write(cfgdir, &t->views[i]) != 0)
+			return -1;
+	return 0;
+}
+
+void pvt_free(struct pvt *t)
+{
+	pvt_discard(t);
+	for (size_t i = 0; i < t->nrows && t->rows; i++)
+		free(t->rows[i]);
+	free(t->rows);
+	for (size_t i = 0; i < t->nviews; i++)
+		cfg_view_free(&t->views[i]);
+	free(t->views);
+	pcf_free(&t->pcf);
+	free(t->name);
+	free(t->base);
+	memset(t, 0, sizeof(*t));
+}

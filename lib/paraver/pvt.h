@@ -1,0 +1,44 @@
+/* A Paraver trace: NAME.prv, NAME.pcf and NAME.row written together, plus
+ * the views (.cfg) of the types it holds. */
+#ifndef OVNI_PARAVER_PVT_H
+#define OVNI_PARAVER_PVT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "paraver/cfg.h"
+#include "paraver/pcf.h"
+#include "paraver/prv.h"
+
+struct pvt {
+	char *name; /* "thread", "cpu", ... */
+	char *base; /* "<dir>/<name>" */
+	struct prv prv;
+	struct pcf pcf;
+	char **rows; /* row labels */
+	size_t nrows;
+	struct cfg_view *views;
+	size_t nviews, vcap;
+	int open;
+};
+
+/* Creates dir/name.prv with nrows rows. -1 after a message. */
+int pvt_open(struct pvt *t, const char *dir, const char *name, size_t nrows);
+int pvt_set_row(struct pvt *t, size_t row, const char *label);
+/* Adds a view: path relative to the cfg directory (".cfg" appended),
+ * window title and type label. Returns the view (to set colours) or NULL
+ * after failf. */
+struct cfg_view *pvt_add_view(struct pvt *t, const char *path, const char *title,
+			      const char *label, int type, int colors);
+/* Adds a colour to a custom palette view. -1 after failf. */
+int cfg_view_add_color(struct cfg_view *v, int64_t value, const unsigned char rgb[3]);
+/* Finishes the .prv with duration, writes .pcf and .row. On a write error
+ * the three files are removed. -1 after a message. */
+int pvt_close(struct pvt *t, int64_t duration);
+/* Removes whatever was written. */
+void pvt_discard(struct pvt *t);
+/* Writes every view under cfgdir. */
+int pvt_write_views(const struct pvt *t, const char *cfgdir);
+void pvt_free(struct pvt *t);
+
+#endif
