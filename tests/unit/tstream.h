@@ -15,7 +15,7 @@ struct membuf {
 	size_t len, cap;
 };
 
-static void mb_need(struct membuf *b, size_t n)
+static inline void mb_need(struct membuf *b, size_t n)
 {
 	if (b->len + n <= b->cap)
 		return;
@@ -25,27 +25,27 @@ static void mb_need(struct membuf *b, size_t n)
 		abort();
 }
 
-static void mb_bytes(struct membuf *b, const void *p, size_t n)
+static inline void mb_bytes(struct membuf *b, const void *p, size_t n)
 {
 	mb_need(b, n);
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
 }
 
-static void mb_header(struct membuf *b)
+static inline void mb_header(struct membuf *b)
 {
 	uint8_t h[STREAM_HEADER_SIZE];
 	stream_header(h);
 	mb_bytes(b, h, sizeof(h));
 }
 
-static void mb_ev(struct membuf *b, const char *mcv, uint64_t clock, const void *payload, size_t n)
+static inline void mb_ev(struct membuf *b, const char *mcv, uint64_t clock, const void *payload, size_t n)
 {
 	mb_need(b, EV_HEADER_SIZE + n);
 	b->len += ev_encode(b->data + b->len, mcv, clock, payload, n);
 }
 
-static void mb_jumbo(struct membuf *b, const char *mcv, uint64_t clock, const void *data, uint32_t n)
+static inline void mb_jumbo(struct membuf *b, const char *mcv, uint64_t clock, const void *data, uint32_t n)
 {
 	mb_need(b, EV_JUMBO_HEADER_SIZE + n);
 	b->len += ev_encode_jumbo(b->data + b->len, mcv, clock, data, n);
@@ -56,7 +56,7 @@ static int cap_saved = -1;
 static char cap_text[8192];
 
 /* Everything written to fd 2 until cap_end() goes to cap_text. */
-static void cap_begin(void)
+static inline void cap_begin(void)
 {
 	fflush(stderr);
 	cap_file = tmpfile();
@@ -66,7 +66,7 @@ static void cap_begin(void)
 	dup2(fileno(cap_file), 2);
 }
 
-static const char *cap_end(void)
+static inline const char *cap_end(void)
 {
 	fflush(stderr);
 	dup2(cap_saved, 2);
@@ -78,7 +78,7 @@ static const char *cap_end(void)
 	return cap_text;
 }
 
-static int count_lines(const char *s)
+static inline int count_lines(const char *s)
 {
 	int n = 0;
 	for (; *s; s++)
@@ -87,7 +87,7 @@ static int count_lines(const char *s)
 }
 
 /* After a failed check, shows what was printed. */
-static void show(int ok, const char *text)
+static inline void show(int ok, const char *text)
 {
 	if (!ok)
 		printf("#   stderr: %s", text);
