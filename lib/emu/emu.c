@@ -1,0 +1,415 @@
+#include "emu/emu.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chan/fail.h"
+#include "emu/sched.h"
+#include "io/msg.h"
+#include "version.h"
+
+volatile sig_atomic_t emu_stop;
+
+#define CLOCK_GATE_NS (3600LL * 1000000000LL)
+
+static int load_trace(struct emu *e)
+{
+	if (trace_open(&e->trace, e->opts.tracedir, TRACE_REQUIRE_FINISHED) != 0)
+		return -1;
+	e->have_trace = 1;
+	msg_info("loaded %zu streams", e->trace.n);
+	if (system_build(&e->sys, &e->trace) != 0)
+		return -1;
+	e->have_sys = 1;
+	msg_info("loaded %zu looms, %zu processes, %zu threads and %zu CPUs",
+		 e->sys.nlooms, e->sys.nprocs, e->sys.nthreads, e->sys.ncpus);
+	size_t nl = e->sys.nlooms;
+	e->loom_first_thread = calloc(nl + 1, sizeof(size_t));
+	e->loom_nthreads = calloc(nl + 1, sizeof(size_t));
+	if (!e->loom_first_thread || !e->loom_nthreads) {
+		msg_err("out of memory");
+		return -1;
+	}
+	for (size_t i = e->sys.nthreads; i-- > 0;) {
+		size_t lg = e->sys.threads[i]->proc->loom->gindex;
+		e->loom_first_thread[lg] = i;
+		e->loom_nthreads[lg]++;
+	}
+	return 0;
+}
+
+static int open_streams(struct emu *e)
+{
+	size_t n = e->trace.n;
+	e->offsets = calloc(n + 1, sizeof(*e->offsets));
+	e->readers = calloc(n + 1, sizeof(*e->readers));
+	if (!e->offsets || !e->readers) {
+		msg_err("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sys_thread *th = e->sys.by_stream[i];
+		e->offsets[i] = th ? th->proc->loom->clock_offset : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct byte_src *src = trace_stream_src(&e->trace, i);
+		if (!src)
+			return -1;
+		e->nreaders = i + 1;
+		if (sr_open(&e->readers[i], src, e->trace.streams[i].obs_name, 0) != 0)
+			return -1;
+	}
+	if (player_init(&e->player, e->readers, n, e->offsets, 0) != 0)
+		return -1;
+	e->have_player = 1;
+	return 0;
+}
+
+/* Streams that start more than an hour apart were not synchronised. */
+static int check_clock_gate(struct emu *e)
+{
+	int have_ref = 0;
+	size_t nbad = 0, ref_i = 0, bad_i = 0;
+	int64_t ref = 0, bad_d = 0;
+	for (size_t i = 0; i < e->trace.n; i++) {
+		const struct ev *ev = player_first(&e->player, i);
+		if (!ev)
+			continue;
+		int64_t s = (int64_t)ev->clock + e->offsets[i];
+		if (!have_ref) {
+			ref = s;
+			ref_i = i;
+			have_ref = 1;
+			continue;
+		}
+		int64_t d = s - ref;
+		if ((d > CLOCK_GATE_NS || d < -CLOCK_GATE_NS) && nbad++ == 0) {
+			bad_i = i;
+			bad_d = d;
+		}
+	}
+	if (nbad == 0)
+		return 0;
+	char more[64] = "";
+	if (nbad > 1)
+		snprintf(more, sizeof(more), " (and %zu more streams)", nbad - 1);
+	msg_err("%s starts %.2f h %s %s%s: detected large clock gate, run `ovni sync` to measure "
+		"the clock offsets of the nodes and pass them with -c FILE",
+		e->trace.streams[bad_i].obs_name, (double)(bad_d < 0 ? -bad_d : bad_d) / 3.6e12,
+		bad_d < 0 ? "before" : "after", e->trace.streams[ref_i].obs_name, more);
+	return -1;
+}
+
+static const char *require_of(const struct stream_meta *m, const char *name, const struct meta_require **out)
+{
+	for (size_t k = 0; k < m->nreq; k++) {
+		if (strcmp(m->req[k].model, name) == 0) {
+			*out = &m->req[k];
+			return m->req[k].version;
+		}
+	}
+	return NULL;
+}
+
+/* Enabled when a thread requires it with the same major version and a
+ * minor one not newer than ours (spec emu.md 2.5). */
+static int probe(struct emu *e, const struct emu_model *m)
+{
+	int have[3];
+	if (version_parse(m->version, have) != 0) {
+		msg_err("model %s has a bad version %s", m->name, m->version);
+		return -1;
+	}
+	int wanted = 0;
+	for (size_t i = 0; i < e->sys.nthreads; i++) {
+		struct sys_thread *th = e->sys.threads[i];
+		const struct trace_stream *s = &e->trace.streams[th->stream];
+		const struct meta_require *r;
+		if (!require_of(&s->meta, m->name, &r))
+			continue;
+		if (r->v[0] != have[0] || r->v[1] > have[1]) {
+			msg_err("%s/stream.json: requires the %s model version %s, but this emulator has %s "
+				"(same major and an older or equal minor needed)",
+				s->relpath, m->name, r->version, m->version);
+			return -1;
+		}
+		wanted = 1;
+	}
+	return wanted || (m->flags & MODEL_ALWAYS) || e->opts.all_models;
+}
+
+static int enable_models(struct emu *e)
+{
+	for (size_t i = 0; emu_models[i]; i++)
+		e->model[(unsigned char)emu_models[i]->id] = emu_models[i];
+	size_t n = 0, total = 0;
+	for (int id = 0; id < 256; id++) {
+		const struct emu_model *m = e->model[id];
+		if (!m)
+			continue;
+		total++;
+		int r = probe(e, m);
+		if (r < 0)
+			return -1;
+		e->enabled[id] = r;
+		n += (size_t)r;
+	}
+	if (e->opts.all_models)
+		msg_info("all %zu models are enabled (-a):", total);
+	else
+		msg_info("%zu model%s enabled:", n, n == 1 ? " is" : "s are");
+	for (int id = 0; id < 256; id++)
+		if (e->enabled[id])
+			msg_info("  %8s %s '%c'", e->model[id]->name, e->model[id]->version, id);
+	return 0;
+}
+
+static int run_hook(struct emu *e, int which)
+{
+	for (int id = 0; id < 256; id++) {
+		const struct emu_model *m = e->model[id];
+		if (!e->enabled[id])
+			continue;
+		int (*fn)(struct emu *) = which == 0 ? m->create : which == 1 ? m->connect : m->finish;
+		if (fn && fn(e) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int emu_add_pvt(struct emu *e, struct pvt *t)
+{
+	if (e->npvts == sizeof(e->pvts) / sizeof(e->pvts[0]))
+		return failf("too many Paraver traces");
+	e->pvts[e->npvts++] = t;
+	return 0;
+}
+
+static int open_outputs(struct emu *e)
+{
+	const char *dir = e->outdir;
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		msg_err("output directory %s: %s", dir, errno ? strerror(errno) : "not a directory");
+		return -1;
+	}
+	if (pvt_open(&e->thread_pvt, dir, "thread", e->nthreads) != 0)
+		return -1;
+	emu_add_pvt(e, &e->thread_pvt);
+	if (pvt_open(&e->cpu_pvt, dir, "cpu", e->ncpus) != 0)
+		return -1;
+	emu_add_pvt(e, &e->cpu_pvt);
+	return 0;
+}
+
+/* The views go to OUTDIR/cfg unless it exists (a former run, or the
+ * user's own views). */
+static int write_views(struct emu *e)
+{
+	size_t n = strlen(e->outdir) + 5;
+	char *dir = malloc(n);
+	if (!dir) {
+		msg_err("out of memory");
+		return -1;
+	}
+	snprintf(dir, n, "%s/cfg", e->outdir);
+	int rc = 0;
+	if (access(dir, F_OK) == 0) {
+		msg_warn("%s already exists: not writing the Paraver views there", dir);
+	} else if (mkdir(dir, 0777) != 0) {
+		msg_err("cannot create %s: %s", dir, strerror(errno));
+		rc = -1;
+	} else {
+		for (size_t i = 0; i < e->npvts && rc == 0; i++)
+			rc = pvt_write_views(e->pvts[i], dir);
+	}
+	free(dir);
+	return rc;
+}
+
+int emu_init(struct emu *e, const struct emu_opts *o)
+{
+	memset(e, 0, sizeof(*e));
+	e->opts = *o;
+	fail_clear();
+	if (bay_init(&e->bay) != 0) {
+		msg_err("%s", fail_reason());
+		return -1;
+	}
+	if (load_trace(e) != 0 || open_streams(e) != 0 || check_clock_gate(e) != 0 ||
+	    enable_models(e) != 0)
+		return -1;
+	e->outdir = strdup(o->outdir ? o->outdir : e->trace.root);
+	if (!e->outdir) {
+		msg_err("out of memory");
+		return -1;
+	}
+	if (sched_create(e) != 0 || run_hook(e, 0) != 0)
+		return -1;
+	if (open_outputs(e) != 0)
+		goto discard;
+	if (sched_connect(e) != 0) {
+		msg_err("%s", fail_reason());
+		goto discard;
+	}
+	if (run_hook(e, 1) != 0)
+		goto discard;
+	if (write_views(e) != 0)
+		goto discard;
+	/* what create and connect set appears at time 0 */
+	if (bay_propagate(&e->bay) != 0) {
+		msg_err("%s", fail_reason());
+		goto discard;
+	}
+	return 0;
+discard:
+	for (size_t i = 0; i < e->npvts; i++)
+		pvt_discard(e->pvts[i]);
+	return -1;
+}
+
+static uint64_t bytes_read(const struct emu *e)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < e->nreaders; i++)
+		n += e->readers[i].base + e->readers[i].pos;
+	return n;
+}
+
+static uint64_t bytes_total(const struct emu *e)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < e->nreaders; i++)
+		if (e->readers[i].src && e->readers[i].src->size != UINT64_MAX)
+			n += e->readers[i].src->size;
+	return n;
+}
+
+static int fail_no_model(struct emu *e, unsigned char id)
+{
+	const struct emu_model *m = e->model[id];
+	if (!m)
+		return failf("no model handles events of model '%c'", id);
+	return failf("the %s model is not enabled: no thread requires it (a call to "
+		     "ovni_thread_require(\"%s\", \"%s\") is missing?)", m->name, m->name, m->version);
+}
+
+static int step(struct emu *e)
+{
+	struct player_ev *pe = &e->pev;
+	struct sys_thread *st = e->sys.by_stream[pe->stream];
+	if (!st)
+		return failf("the stream is not a thread stream (ovni.part is not \"thread\")");
+	e->th = &e->threads[st->gindex];
+	e->proc = st->proc;
+	e->loom = st->proc->loom;
+	e->ev = &pe->ev;
+	e->last_dclock = pe->dclock;
+	for (size_t i = 0; i < e->npvts; i++)
+		prv_advance(&e->pvts[i]->prv, pe->dclock);
+	unsigned char id = pe->ev.mcv[0];
+	if (!e->enabled[id])
+		return fail_no_model(e, id);
+	if (e->model[id]->event(e) != 0)
+		return -1;
+	return bay_propagate(&e->bay);
+}
+
+static void report(struct emu *e)
+{
+	const struct player_ev *pe = &e->pev;
+	const struct ev *ev = &pe->ev;
+	char mcv[4] = { 0 };
+	for (int i = 0; i < 3; i++)
+		mcv[i] = ev->mcv[i] >= 0x20 && ev->mcv[i] < 0x7f ? (char)ev->mcv[i] : '?';
+	msg_err("%s: offset %" PRIu64 ": event %s at clock %" PRIu64 ": %s",
+		e->trace.streams[pe->stream].obs_name, ev->offset, mcv, ev->clock, fail_reason());
+}
+
+int emu_run(struct emu *e)
+{
+	struct progress *p = &e->progress;
+	progress_start(p, bytes_total(e), e->opts.progress);
+	msg_info("emulation starts");
+	int rc = 0;
+	for (;;) {
+		int r = player_next(&e->player, &e->pev);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			e->partial = 1;
+			rc = -1;
+			break;
+		}
+		if (emu_stop) {
+			e->partial = 1;
+			break;
+		}
+		fail_clear();
+		if (step(e) != 0) {
+			progress_clear(p);
+			report(e);
+			e->partial = 1;
+			e->failed = 1;
+			rc = -1;
+			break;
+		}
+		if ((++e->nevents & 0x3fff) == 0)
+			progress_tick(p, bytes_read(e), e->nevents);
+	}
+	progress_clear(p);
+	double t = progress_now() - p->t0;
+	msg_info("played %" PRIu64 " events in %.2f s (%.2f M events/s)%s", e->nevents, t,
+		 t > 0 ? (double)e->nevents / t / 1e6 : 0.0, emu_stop ? ", interrupted" : "");
+	return rc;
+}
+
+int emu_finish(struct emu *e)
+{
+	int rc = 0;
+	fail_clear();
+	for (int id = 0; id < 256; id++) {
+		const struct emu_model *m = e->model[id];
+		if (!e->enabled[id] || !m->finish)
+			continue;
+		if (m->finish(e) != 0) {
+			msg_err("%s model: %s", m->name, fail_reason());
+			fail_clear();
+			rc = -1;
+		}
+	}
+	for (size_t i = 0; i < e->npvts; i++)
+		if (pvt_close(e->pvts[i], e->last_dclock) != 0)
+			rc = -1;
+	return rc;
+}
+
+void emu_free(struct emu *e)
+{
+	for (size_t i = 0; i < e->npvts; i++)
+		pvt_free(e->pvts[i]);
+	for (int id = 0; id < 256; id++)
+		if (e->model[id] && e->model[id]->free && e->mdata[id])
+			e->model[id]->free(e);
+	sched_free(e);
+	if (e->have_player)
+		player_free(&e->player);
+	for (size_t i = 0; i < e->nreaders; i++)
+		sr_close(&e->readers[i]);
+	free(e->readers);
+	free(e->offsets);
+	free(e->loom_first_thread);
+	free(e->loom_nthreads);
+	free(e->outdir);
+	if (e->have_sys)
+		system_free(&e->sys);
+	if (e->have_trace)
+		trace_close(&e->trace);
+	bay_free(&e->bay);
+	memset(e, 0, sizeof(*e));
+}

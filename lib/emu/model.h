@@ -1,0 +1,39 @@
+/* The model interface. A model is one file (or folder) under lib/model/
+ * defining a `const struct emu_model model_<name>` and one line in the
+ * table of lib/emu/models.c. Hooks run for enabled models in the ASCII
+ * order of their character (6 D K M O P T V), which also orders the types
+ * in the .pcf files. Every hook returns 0, or -1 after failf() (event and
+ * finish) or after a message (create, connect). docs/emu-internals.md
+ * explains how to write one. */
+#ifndef OVNI_EMU_MODEL_H
+#define OVNI_EMU_MODEL_H
+
+struct emu;
+
+#define MODEL_ALWAYS 1u /* enabled even if no thread requires it (ovni) */
+
+struct emu_model {
+	char id; /* the first byte of its events' MCV */
+	const char *name; /* as in ovni.require */
+	const char *version; /* "major.minor.patch" */
+	unsigned flags;
+	/* Allocates per-thread/CPU state (emu->mdata[id]) and channels. */
+	int (*create)(struct emu *e);
+	/* Connects channels to tracks and Paraver rows, adds .pcf types. */
+	int (*connect)(struct emu *e);
+	/* One event of this model: e->ev, e->th, e->proc, e->loom. */
+	int (*event)(struct emu *e);
+	/* At the end: checks (skipped when e->partial), late .pcf values. */
+	int (*finish)(struct emu *e);
+	/* Frees what create allocated; may run after a failed create. */
+	void (*free)(struct emu *e);
+};
+
+/* The models, so that adding one to the table is one line there. */
+extern const struct emu_model model_nanos6, model_nodes, model_kernel, model_mpi,
+	model_ovni, model_openmp, model_tampi, model_nosv;
+
+/* Every model, NULL terminated (lib/emu/models.c). */
+extern const struct emu_model *const emu_models[];
+
+#endif

@@ -1,0 +1,11 @@
+/* The model table: one line per model. Order does not matter; hooks run in
+ * the order of the model characters. */
+#include <stddef.h>
+
+#include "emu/model.h"
+
+const struct emu_model *const emu_models[] = {
+	&model_kernel,
+	&model_ovni,
+	NULL,
+};
