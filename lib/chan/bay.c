@@ -9,11 +9,11 @@
 int bay_init(struct bay *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->cap = 256;
-	b->dirty = malloc(b->cap * sizeof(*b->dirty));
+	b->q.cap = 256;
+	b->q.v = malloc(b->q.cap * sizeof(*b->q.v));
 	b->tsize = 1024;
 	b->table = calloc(b->tsize, sizeof(*b->table));
-	if (!b->dirty || !b->table) {
+	if (!b->q.v || !b->table) {
 		bay_free(b);
 		return failf("out of memory for the channel bay");
 	}
@@ -22,7 +22,7 @@ int bay_init(struct bay *b)
 
 void bay_free(struct bay *b)
 {
-	free(b->dirty);
+	free(b->q.v);
 	free(b->table);
 	memset(b, 0, sizeof(*b));
 }
@@ -70,8 +70,11 @@ int bay_add(struct bay *b, struct chan *c)
 	b->table[i] = c;
 	b->n++;
 	c->bay = b;
-	if (c->dirty) /* written before registration: propagate it too */
-		bay_queue(b, c);
+	c->queue = &b->q;
+	if (c->dirty) { /* written before registration: propagate it too */
+		c->dirty = 0;
+		chan_touch(c);
+	}
 	return 0;
 }
 
@@ -80,22 +83,20 @@ struct chan *bay_find(const struct bay *b, const char *name)
 	return b->table[slot(b->table, b->tsize, name)];
 }
 
-void bay_queue(struct bay *b, struct chan *c)
+void chan_queue_grow(struct chan_queue *q, struct chan *c)
 {
-	if (b->ndirty == b->cap) {
-		size_t cap = b->cap * 2;
-		struct chan **d = realloc(b->dirty, cap * sizeof(*d));
-		if (!d) {
-			b->queue_err = 1;
-			return;
-		}
-		b->dirty = d;
-		b->cap = cap;
+	size_t cap = q->cap * 2;
+	struct chan **v = realloc(q->v, cap * sizeof(*v));
+	if (!v) {
+		q->err = 1;
+		return;
 	}
-	b->dirty[b->ndirty++] = c;
+	q->v = v;
+	q->cap = cap;
+	q->v[q->n++] = c;
 }
 
-static int run(struct chan *c, const struct chan_cbs *l)
+static inline int run(struct chan *c, const struct chan_cbs *l)
 {
 	for (uint32_t i = 0; i < l->n; i++)
 		if (l->v[i].fn(c, l->v[i].arg) != 0)
@@ -105,16 +106,23 @@ static int run(struct chan *c, const struct chan_cbs *l)
 
 int bay_propagate(struct bay *b)
 {
+	struct chan_queue *q = &b->q;
 	int rc = 0;
-	/* ndirty grows while the dirty callbacks queue more channels */
-	for (size_t i = 0; i < b->ndirty && rc == 0; i++)
-		rc = run(b->dirty[i], &b->dirty[i]->on_dirty);
-	for (size_t i = 0; i < b->ndirty && rc == 0; i++)
-		rc = run(b->dirty[i], &b->dirty[i]->on_emit);
-	for (size_t i = 0; i < b->ndirty; i++)
-		chan_flush(b->dirty[i]);
-	b->ndirty = 0;
-	if (b->queue_err && rc == 0)
+	/* q->n grows while the dirty callbacks queue more channels */
+	for (size_t i = 0; i < q->n && rc == 0; i++)
+		if (q->v[i]->on_dirty.n)
+			rc = run(q->v[i], &q->v[i]->on_dirty);
+	/* emit callbacks only read their own channel: flush it right after */
+	for (size_t i = 0; i < q->n; i++) {
+		struct chan *c = q->v[i];
+		if (c->on_emit.n && rc == 0)
+			rc = run(c, &c->on_emit);
+		chan_flush(c);
+	}
+	q->n = 0;
+	if (q->err && rc == 0) {
+		q->err = 0;
 		rc = failf("out of memory for the dirty channel queue");
+	}
 	return rc;
 }

@@ -11,9 +11,7 @@
 #include "chan/chan.h"
 
 struct bay {
-	struct chan **dirty;
-	size_t ndirty, cap;
-	int queue_err; /* the queue could not grow */
+	struct chan_queue q; /* dirty channels */
 	struct chan **table; /* open addressing by name */
 	size_t tsize, n;
 };
@@ -24,8 +22,7 @@ void bay_free(struct bay *b);
 /* Registers c under its name, which must be new. -1 after failf. */
 int bay_add(struct bay *b, struct chan *c);
 struct chan *bay_find(const struct bay *b, const char *name);
-/* Queues c (called by the channel when it becomes dirty). */
-void bay_queue(struct bay *b, struct chan *c);
+
 /* 0, or -1 after failf (a callback failed). */
 int bay_propagate(struct bay *b);
 

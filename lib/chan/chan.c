@@ -49,13 +49,6 @@ int chan_fail_kind(const struct chan *c, const char *op)
 		     c->kind == CHAN_STACK ? "stack" : "single");
 }
 
-void chan_mark_dirty(struct chan *c)
-{
-	c->dirty = 1;
-	if (c->bay)
-		bay_queue(c->bay, c);
-}
-
 int chan_stack_grow(struct chan *c)
 {
 	if (c->depth >= CHAN_STACK_MAX)

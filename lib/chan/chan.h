@@ -35,13 +35,21 @@ struct chan_cbs {
 	uint32_t n, cap;
 };
 
+/* The bay's queue of dirty channels, in the order they became dirty. */
+struct chan_queue {
+	struct chan **v;
+	size_t n, cap;
+	int err; /* could not grow */
+};
+
 struct chan {
 	struct value cur; /* the value now (top of the stack, or null) */
 	struct value last; /* the value at the last flush */
 	unsigned flags;
 	uint8_t kind;
 	uint8_t dirty;
-	struct bay *bay; /* set by bay_add; dirty channels queue there */
+	struct bay *bay; /* set by bay_add */
+	struct chan_queue *queue; /* the bay's; NULL before bay_add */
 	struct chan_cbs on_dirty, on_emit;
 	struct value *stack;
 	uint32_t depth, stack_cap;
@@ -57,7 +65,6 @@ static inline void chan_set_flags(struct chan *c, unsigned flags) { c->flags |= 
 int chan_fail_dirty(const struct chan *c);
 int chan_fail_dup(const struct chan *c, struct value v);
 int chan_fail_kind(const struct chan *c, const char *op);
-void chan_mark_dirty(struct chan *c);
 int chan_stack_grow(struct chan *c);
 
 /* Checks a write of v: 0 = go on, 1 = drop it (ignored duplicate), -1 = error. */
@@ -74,10 +81,22 @@ static inline int chan_check_write(const struct chan *c, struct value v)
 	return 0;
 }
 
+/* Grows q and appends c (the slow path of chan_touch). */
+void chan_queue_grow(struct chan_queue *q, struct chan *c);
+
+/* Marks c dirty and appends it to its bay's queue. */
 static inline void chan_touch(struct chan *c)
 {
-	if (!c->dirty)
-		chan_mark_dirty(c);
+	if (c->dirty)
+		return;
+	c->dirty = 1;
+	struct chan_queue *q = c->queue;
+	if (!q)
+		return;
+	if (q->n < q->cap)
+		q->v[q->n++] = c;
+	else
+		chan_queue_grow(q, c);
 }
 
 static inline int chan_set(struct chan *c, struct value v)

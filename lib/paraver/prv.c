@@ -22,6 +22,49 @@ struct prv_sink {
 	char typestr[16]; /* ":<type>:" */
 };
 
+/* Decimal digits of v (v >= 0). */
+static inline size_t ndigits(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 10000) {
+		v /= 10000;
+		n += 4;
+	}
+	if (v >= 1000)
+		return n + 3;
+	if (v >= 100)
+		return n + 2;
+	return v >= 10 ? n + 1 : n;
+}
+
+/* Like fmt_i64, but writes the digits in place: no variable-size copy,
+ * which costs more than the formatting on this path. */
+static inline size_t put_i64(char *d, int64_t s)
+{
+	size_t neg = 0;
+	uint64_t v = (uint64_t)s;
+	if (s < 0) {
+		*d++ = '-';
+		v = (uint64_t)0 - v;
+		neg = 1;
+	}
+	size_t n = ndigits(v);
+	char *p = d + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		memcpy(p, fmt_digits2 + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, fmt_digits2 + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return n + neg;
+}
+
 size_t prv_header(char *buf, size_t nrows, int64_t duration)
 {
 	int n = snprintf(buf, 128, "#Paraver (19/01/38 at 03:14):%020lld_ns:0:1:1(%zu:1)\n",
@@ -46,13 +89,32 @@ int prv_open(struct prv *p, const char *path, size_t nrows)
 		p->path = NULL;
 		return -1;
 	}
-	if (out_init(&p->out, p->fd, p->path, (size_t)4 << 20) != 0) {
+	if (out_init(&p->out, p->fd, p->path, (size_t)256 << 10) != 0) {
 		prv_discard(p);
 		return -1;
 	}
 	char h[128];
 	out_mem(&p->out, h, prv_header(h, nrows, 0));
 	return 0;
+}
+
+/* The last time formatted by any .prv: the thread and CPU traces write
+ * lines at the same times, so each time is formatted once. */
+static struct {
+	int64_t time;
+	size_t len;
+	char buf[24];
+} last_time = { -1, 0, { 0 } };
+
+static void format_time(struct prv *p)
+{
+	if (last_time.time != p->time) {
+		last_time.len = put_i64(last_time.buf, p->time);
+		last_time.time = p->time;
+	}
+	memcpy(p->tbuf, last_time.buf, sizeof(p->tbuf));
+	p->tlen = last_time.len;
+	p->time_ok = 1;
 }
 
 static int emit(struct chan *c, void *arg)
@@ -85,10 +147,8 @@ static int emit(struct chan *c, void *arg)
 	s->has_last = 1;
 	s->last = v;
 
-	if (!p->time_ok) {
-		p->tlen = fmt_i64(p->tbuf, p->time);
-		p->time_ok = 1;
-	}
+	if (!p->time_ok)
+		format_time(p);
 	char *d = out_reserve(&p->out, 128);
 	char *start = d;
 	memcpy(d, s->head, sizeof(s->head));
@@ -97,7 +157,7 @@ static int emit(struct chan *c, void *arg)
 	d += p->tlen;
 	memcpy(d, s->typestr, sizeof(s->typestr));
 	d += s->typelen;
-	d += fmt_i64(d, w);
+	d += put_i64(d, w);
 	*d++ = '\n';
 	out_commit(&p->out, (size_t)(d - start));
 	return 0;

@@ -68,7 +68,7 @@ static void test_single(void)
 	bay_add(&bay, &d);
 	CHECK_INT(chan_set(&d, value_int64(1)), 0, "DIRTY_WRITE: first write");
 	CHECK_INT(chan_set(&d, value_int64(2)), 0, "DIRTY_WRITE: second write in the same step");
-	CHECK_INT(bay.ndirty, 1, "queued once");
+	CHECK_INT(bay.q.n, 1, "queued once");
 	bay_propagate(&bay);
 	CHECK_INT(chan_read(&d).i, 2, "the last write wins");
 	fail_clear();
@@ -157,7 +157,7 @@ static void test_order(void)
 	chan_set(&b, value_int64(7));
 	fail_clear();
 	CHECK_INT(bay_propagate(&bay), -1, "a callback writing a dirty channel makes the propagation fail");
-	CHECK_INT(bay.ndirty, 0, "the queue is emptied anyway");
+	CHECK_INT(bay.q.n, 0, "the queue is emptied anyway");
 	for (int i = 0; i < 4; i++)
 		chan_free(all[i]);
 	bay_free(&bay);
