@@ -79,8 +79,16 @@ static int load_ids(struct stream_meta *m, const struct ctx *c)
 	if (!m->loom || !m->loom[0] || strchr(m->loom, '/'))
 		return bad(c->file, at, "ovni.loom must be a non-empty string without '/'");
 
-	r = get_int(c, "app_id", &m->app_id, &at);
-	if (r < 0 || (r > 0 && m->app_id <= 0))
+	return 0;
+}
+
+/* The library writes app_id 0 when none was given: readers take it, emu not. */
+static int load_app_id(struct stream_meta *m, const struct ctx *c, unsigned flags)
+{
+	const struct json *at;
+	int r = get_int(c, "app_id", &m->app_id, &at);
+	int strict = flags & TRACE_REQUIRE_FINISHED;
+	if (r < 0 || (r > 0 && m->app_id < 0) || (r > 0 && strict && m->app_id == 0))
 		return bad(c->file, at, "ovni.app_id must be an integer greater than 0");
 	m->has_app_id = r > 0;
 	return 0;
@@ -234,7 +242,7 @@ static int load(struct stream_meta *m, const struct json *root, const char *file
 	m->is_thread = strcmp(part->u.str.s, "thread") == 0;
 	if (!m->is_thread)
 		return 0;
-	if (load_finished(m, &c, flags) < 0 || load_ids(m, &c) < 0 || load_rank(m, &c) < 0 ||
+	if (load_finished(m, &c, flags) < 0 || load_ids(m, &c) < 0 || load_app_id(m, &c, flags) < 0 || load_rank(m, &c) < 0 ||
 	    load_cpus(m, &c) < 0 || load_lib(m, &c) < 0 || load_require(m, &c, flags) < 0)
 		return -1;
 	m->marks = json_get(c.ovni, "mark");

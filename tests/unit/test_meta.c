@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "tstream.h"
 #include "io/msg.h"
 #include "json.h"
 #include "meta.h"
@@ -46,9 +46,9 @@ static int load_text(const char *text, unsigned flags, struct stream_meta *m, co
 	last = doc(text);
 	if (!last)
 		return -2;
-	capture_begin();
+	cap_begin();
 	int rc = meta_load(m, last, "t/stream.json", flags);
-	*msg = capture_end();
+	*msg = cap_end();
 	return rc;
 }
 
@@ -155,8 +155,15 @@ static void test_rejects(void)
 		     "line 6, column 37: ovni.loom must be a non-empty string without '/'");
 	check_reject("        \"tid\": 5, \"pid\": 6, \"loom\": 7", 0,
 		     "line 6, column 37: ovni.loom must be a non-empty string without '/'");
-	snprintf(k, sizeof(k), "%s, \"app_id\": 0", ids);
+	snprintf(k, sizeof(k), "%s, \"app_id\": -1", ids);
 	check_reject(k, 0, "line 6, column 53: ovni.app_id must be an integer greater than 0");
+	snprintf(k, sizeof(k), "%s, \"app_id\": 0, \"finished\": 1, \"require\": {}", ids);
+	check_reject(k, TRACE_REQUIRE_FINISHED, "line 6, column 53: ovni.app_id must be an integer greater than 0");
+	snprintf(k, sizeof(k), "%s%s, \"app_id\": 0\n    }\n}", head, ids);
+	struct stream_meta m;
+	const char *msg;
+	CHECK_INT(load_text(k, 0, &m, &msg), 0, "app_id 0 (written by the library when unset) is fine for readers");
+	meta_free(&m);
 	snprintf(k, sizeof(k), "%s, \"rank\": -1, \"nranks\": 2", ids);
 	check_reject(k, 0, "line 6, column 51: ovni.rank must be an integer >= 0");
 	snprintf(k, sizeof(k), "%s, \"rank\": 0", ids);
