@@ -77,6 +77,10 @@ static void test_strings(void)
 	v = parse("\"\\u0000x\"");
 	CHECK(v && v->u.str.len == 2 && v->u.str.s[0] == '\0', "NUL escape keeps its length");
 	json_free(v);
+	v = parse("{\"\": \"\"}");
+	CHECK(v && v->u.obj.n == 1 && strcmp(v->u.obj.keys[0], "") == 0, "empty key");
+	CHECK(v && v->u.obj.vals[0]->u.str.len == 0 && strcmp(v->u.obj.vals[0]->u.str.s, "") == 0, "empty string");
+	json_free(v);
 	v = parse("\"caf\xc3\xa9\"");
 	CHECK(v && strcmp(v->u.str.s, "caf\xc3\xa9") == 0, "raw UTF-8 accepted");
 	json_free(v);
