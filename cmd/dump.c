@@ -1,6 +1,5 @@
 /* ovni dump: every event of a trace in clock order, as text. */
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "io/msg.h"
 #include "io/out.h"
 #include "player.h"
+#include "streamset.h"
 #include "trace.h"
 
 static const char usage[] =
@@ -90,23 +90,18 @@ static int parse(struct opts *o, int argc, char **argv)
 
 struct dumper {
 	struct trace trace;
-	struct stream_reader *readers;
+	struct streamset set;
 	struct dump_tail *tails;
-	const char **relpaths;
-	size_t n; /* streams selected */
 	struct mcv_filter mcv;
 	int has_mcv;
 };
 
 static void dumper_free(struct dumper *d)
 {
-	for (size_t i = 0; i < d->n; i++) {
-		sr_close(&d->readers[i]);
+	for (size_t i = 0; d->tails && i < d->set.n; i++)
 		dump_tail_free(&d->tails[i]);
-	}
-	free(d->readers);
 	free(d->tails);
-	free(d->relpaths);
+	streamset_close(&d->set);
 	if (d->has_mcv)
 		mcv_filter_free(&d->mcv);
 	trace_close(&d->trace);
@@ -116,37 +111,20 @@ static void dumper_free(struct dumper *d)
 static int dumper_open(struct dumper *d, const struct opts *o)
 {
 	memset(d, 0, sizeof(*d));
-	if (trace_open(&d->trace, o->path, 0) < 0)
+	if (trace_open(&d->trace, o->path, 0) < 0 ||
+	    streamset_open(&d->set, &d->trace, o->stream_glob, SR_UNSORTED | SR_QUIET) < 0)
 		return -1;
-	size_t n = d->trace.n;
-	d->readers = calloc(n, sizeof(*d->readers));
-	d->tails = calloc(n, sizeof(*d->tails));
-	d->relpaths = calloc(n, sizeof(*d->relpaths));
-	if (!d->readers || !d->tails || !d->relpaths) {
-		msg_err("out of memory for %zu streams", n);
+	if (!(d->tails = calloc(d->set.n, sizeof(*d->tails)))) {
+		msg_err("out of memory for %zu streams", d->set.n);
 		return -1;
 	}
+	for (size_t k = 0; k < d->set.n; k++)
+		if (dump_tail_init(&d->tails[k], d->trace.streams[d->set.stream[k]].relpath) < 0)
+			return -1;
 	if (o->mcv_glob) {
 		if (mcv_filter_init(&d->mcv, o->mcv_glob) < 0)
 			return -1;
 		d->has_mcv = 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct trace_stream *s = &d->trace.streams[i];
-		if (o->stream_glob && fnmatch(o->stream_glob, s->relpath, 0) != 0)
-			continue;
-		struct byte_src *src = trace_stream_src(&d->trace, i);
-		if (!src)
-			return -1;
-		size_t k = d->n++;
-		d->relpaths[k] = s->relpath;
-		if (sr_open(&d->readers[k], src, s->obs_name, SR_UNSORTED | SR_QUIET) < 0 ||
-		    dump_tail_init(&d->tails[k], s->relpath) < 0)
-			return -1;
-	}
-	if (d->n == 0) {
-		msg_err("%s: no stream path matches --stream '%s'", o->path, o->stream_glob);
-		return -1;
 	}
 	return 0;
 }
@@ -164,7 +142,7 @@ static int play(struct dumper *d, const struct opts *o, struct out *out)
 	struct player_ev pe;
 	int filtered = d->has_mcv || o->from != INT64_MIN || o->to != INT64_MAX;
 	int r;
-	if (player_init(&p, d->readers, d->n, NULL, PLAYER_UNSORTED) < 0)
+	if (player_init(&p, d->set.readers, d->set.n, NULL, PLAYER_UNSORTED) < 0)
 		return -1;
 	while ((r = player_next(&p, &pe)) == 1 && !out->err) {
 		if (filtered && !keep(d, o, &pe))
@@ -174,7 +152,7 @@ static int play(struct dumper *d, const struct opts *o, struct out *out)
 		else if (o->mode == TEXT)
 			dump_text(out, &pe.ev, &d->tails[pe.stream]);
 		else
-			dump_json(out, &pe.ev, d->relpaths[pe.stream]);
+			dump_json(out, &pe.ev, d->trace.streams[d->set.stream[pe.stream]].relpath);
 	}
 	player_free(&p);
 	return r < 0 ? -1 : 0;

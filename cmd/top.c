@@ -7,6 +7,7 @@
 #include "io/msg.h"
 #include "io/out.h"
 #include "player.h"
+#include "streamset.h"
 #include "trace.h"
 
 static const char usage[] =
@@ -22,36 +23,21 @@ static const char usage[] =
 
 struct counter {
 	struct trace trace;
-	struct stream_reader *readers;
-	size_t n;
+	struct streamset set;
 	struct evcount count;
 };
 
 static int counter_open(struct counter *c, const char *path)
 {
-	if (trace_open(&c->trace, path, 0) < 0)
+	if (trace_open(&c->trace, path, 0) < 0 ||
+	    streamset_open(&c->set, &c->trace, NULL, SR_UNSORTED | SR_QUIET) < 0)
 		return -1;
-	c->readers = calloc(c->trace.n, sizeof(*c->readers));
-	if (!c->readers) {
-		msg_err("out of memory for %zu streams", c->trace.n);
-		return -1;
-	}
-	for (size_t i = 0; i < c->trace.n; i++) {
-		struct byte_src *src = trace_stream_src(&c->trace, i);
-		if (!src)
-			return -1;
-		c->n = i + 1;
-		if (sr_open(&c->readers[i], src, c->trace.streams[i].obs_name, SR_UNSORTED | SR_QUIET) < 0)
-			return -1;
-	}
 	return evcount_init(&c->count);
 }
 
 static void counter_free(struct counter *c)
 {
-	for (size_t i = 0; i < c->n; i++)
-		sr_close(&c->readers[i]);
-	free(c->readers);
+	streamset_close(&c->set);
 	evcount_free(&c->count);
 	trace_close(&c->trace);
 }
@@ -62,7 +48,7 @@ static int count_all(struct counter *c)
 	struct player p;
 	struct player_ev pe;
 	int r;
-	if (player_init(&p, c->readers, c->n, NULL, PLAYER_UNSORTED) < 0)
+	if (player_init(&p, c->set.readers, c->set.n, NULL, PLAYER_UNSORTED) < 0)
 		return -1;
 	while ((r = player_next(&p, &pe)) == 1)
 		if (evcount_add(&c->count, pe.ev.mcv) < 0) {

@@ -3,6 +3,8 @@
 # Options of each subcommand; one line each.
 _ovni_opts() {
 	case $1 in
+	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
+	top) echo "" ;;
 	esac
 }
 
@@ -35,6 +37,9 @@ _ovni() {
 		COMPREPLY=($(compgen -W "$(_ovni_subcommands)" -- "$cur"))
 		return
 	fi
+	case $prev in
+	--stream|--mcv|--from|--to) return ;;
+	esac
 	if _ovni_complete_arg "$prev"; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -48,7 +53,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo ""
+	echo "dump top"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -12,10 +12,25 @@
 #define HEAD_MAX 26 /* clock (up to 21), two spaces, MCV */
 #define DESC_MAX 1024 /* a longer description prints UNKNOWN, as the reference does */
 
+#define TAIL_SLACK 16 /* the tail is copied in 16-byte blocks */
+
+/* ":xx" and a spare byte for each byte value: one 4-byte store per byte. */
+static uint32_t hex3[256];
+
+static void hex3_init(void)
+{
+	for (int i = 0; i < 256; i++) {
+		char c[4] = { ':', fmt_hex2[2 * i], fmt_hex2[2 * i + 1], ' ' };
+		memcpy(&hex3[i], c, 4);
+	}
+}
+
 int dump_tail_init(struct dump_tail *t, const char *relpath)
 {
+	if (!hex3[0])
+		hex3_init();
 	size_t n = strlen(relpath);
-	t->text = malloc(n + 5);
+	t->text = calloc(1, n + 5 + TAIL_SLACK);
 	if (!t->text) {
 		msg_err("out of memory");
 		return -1;
@@ -33,23 +48,63 @@ void dump_tail_free(struct dump_tail *t)
 	t->text = NULL;
 }
 
-/* "%10ld  MCV  path  " at d; returns the end. */
+static const uint64_t pow10[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+	1000000000000ull, 10000000000000ull, 100000000000000ull,
+	1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+	1000000000000000000ull, 10000000000000000000ull,
+};
+
+static inline unsigned ndigits(uint64_t v)
+{
+	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+	return t + (v >= pow10[t]);
+}
+
+/* "%10" PRIi64 of a clock: fixed-size stores only (the hot path). */
+static inline char *clock10(char *d, int64_t clock)
+{
+	if (clock < 0)
+		return d + fmt_i64_pad(d, clock, 10, ' ');
+	uint64_t v = (uint64_t)clock;
+	unsigned n = ndigits(v);
+	memset(d, ' ', 10);
+	char *end = d + (n > 10 ? n : 10);
+	char *p = end;
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, fmt_digits2 + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, fmt_digits2 + 2 * v, 2);
+	} else {
+		p[-1] = (char)('0' + v);
+	}
+	return end;
+}
+
+/* "%10ld  MCV  path  " at d; returns the end. Writes up to TAIL_SLACK bytes
+ * past it. */
 static inline char *head(char *d, const struct ev *ev, const struct dump_tail *t)
 {
-	d += fmt_i64_pad(d, (int64_t)ev->clock, 10, ' ');
+	d = clock10(d, (int64_t)ev->clock);
 	d[0] = ' ';
 	d[1] = ' ';
 	memcpy(d + 2, ev->mcv, 3);
 	d += 5;
-	memcpy(d, t->text, t->len);
+	for (size_t i = 0; i < t->len; i += 16)
+		memcpy(d + i, t->text + i, 16);
 	return d + t->len;
 }
 
+/* Writes one spare byte past the end. */
 static inline char *hex_bytes(char *d, const uint8_t *p, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		d[0] = ':';
-		memcpy(d + 1, fmt_hex2 + 2 * p[i], 2);
+		memcpy(d, &hex3[p[i]], 4);
 		d += 3;
 	}
 	return d;
@@ -59,7 +114,7 @@ void dump_hex(struct out *o, const struct ev *ev, const struct dump_tail *t)
 {
 	uint32_t n = ev->payload_size;
 	uint32_t k = n < HEX_CHUNK ? n : HEX_CHUNK;
-	char *start = out_reserve(o, HEAD_MAX + t->len + 3 * (size_t)k + 1);
+	char *start = out_reserve(o, HEAD_MAX + t->len + TAIL_SLACK + 3 * (size_t)k + 1);
 	char *d = hex_bytes(head(start, ev, t), ev->payload, k);
 	for (uint32_t done = k; done < n; done += k) { /* only long jumbo events */
 		out_commit(o, (size_t)(d - start));
@@ -80,7 +135,7 @@ void dump_text(struct out *o, const struct ev *ev, const struct dump_tail *t)
 		memcpy(desc, "UNKNOWN", 7);
 		len = 7;
 	}
-	char *start = out_reserve(o, HEAD_MAX + t->len + (size_t)len + 1);
+	char *start = out_reserve(o, HEAD_MAX + t->len + TAIL_SLACK + (size_t)len + 1);
 	char *d = head(start, ev, t);
 	memcpy(d, desc, (size_t)len);
 	d[len] = '\n';

@@ -290,7 +290,8 @@ static int parse_string_raw(struct parser *ps, char **out, size_t *outlen)
 {
 	const char *start = ps->p;
 	struct buf b = { 0 };
-	buf_grow(&b, 16);
+	if (buf_grow(&b, 16) == 0)
+		b.s[0] = '\0'; /* "" stays a valid C string */
 	ps->p++;
 	for (;;) {
 		if (ps->p >= ps->end) {
@@ -844,10 +845,11 @@ struct json *json_new_bool(int b)
 	return v;
 }
 
+/* Takes val even on failure (then frees it), so callers never leak. */
 static int set_n(struct json *obj, const char *key, size_t keylen, struct json *val)
 {
 	if (!obj || obj->type != JSON_OBJECT || !val)
-		return -1;
+		goto err;
 	ssize_t i = obj_find(obj, key, keylen);
 	if (i >= 0) {
 		json_free(obj->u.obj.vals[i]);
@@ -856,14 +858,17 @@ static int set_n(struct json *obj, const char *key, size_t keylen, struct json *
 	}
 	char *k = malloc(keylen + 1);
 	if (!k)
-		return -1;
+		goto err;
 	memcpy(k, key, keylen);
 	k[keylen] = '\0';
 	if (obj_push(obj, k, val) < 0) {
 		free(k);
-		return -1;
+		goto err;
 	}
 	return 0;
+err:
+	json_free(val);
+	return -1;
 }
 
 int json_set(struct json *obj, const char *key, struct json *val)
@@ -880,30 +885,32 @@ int json_dotset(struct json *obj, const char *dotpath, struct json *val)
 			return set_n(obj, p, strlen(p), val);
 		size_t n = (size_t)(dot - p);
 		if (!obj || obj->type != JSON_OBJECT)
-			return -1;
+			break;
 		ssize_t i = obj_find(obj, p, n);
 		struct json *next;
 		if (i >= 0) {
 			next = obj->u.obj.vals[i];
 			if (next->type != JSON_OBJECT)
-				return -1;
+				break;
 		} else {
 			next = json_new(JSON_OBJECT);
-			if (!next || set_n(obj, p, n, next) < 0) {
-				json_free(next);
-				return -1;
-			}
+			if (!next || set_n(obj, p, n, next) < 0)
+				break;
 		}
 		obj = next;
 		p = dot + 1;
 	}
+	json_free(val);
+	return -1;
 }
 
 int json_append(struct json *arr, struct json *val)
 {
-	if (!arr || arr->type != JSON_ARRAY || !val)
+	if (!arr || arr->type != JSON_ARRAY || !val || arr_push(arr, val) < 0) {
+		json_free(val);
 		return -1;
-	return arr_push(arr, val);
+	}
+	return 0;
 }
 
 struct json *json_copy(const struct json *v)
@@ -936,11 +943,8 @@ struct json *json_copy(const struct json *v)
 		break;
 	case JSON_OBJECT:
 		for (size_t i = 0; i < v->u.obj.n; i++) {
-			struct json *e = json_copy(v->u.obj.vals[i]);
-			if (!e || json_set(c, v->u.obj.keys[i], e) < 0) {
-				json_free(e);
+			if (json_set(c, v->u.obj.keys[i], json_copy(v->u.obj.vals[i])) < 0)
 				goto err;
-			}
 		}
 		break;
 	case JSON_NULL:

@@ -110,9 +110,9 @@ static void put_u32(uint8_t *d, uint32_t v)
 
 static void body_pause(struct gen *g)
 {
-	if (g->left % 2)
+	if ((g->left - 1) % 2) /* pairs must fill all but the OHe */
 		emit(g, "OB.", NULL, 0);
-	while (g->left > 1) {
+	while (g->left > 2) {
 		emit(g, "OHp", NULL, 0);
 		emit(g, "OHr", NULL, 0);
 	}
@@ -157,7 +157,6 @@ static void body_kernel(struct gen *g)
 			emit(g, "OU[", NULL, 0);
 			emit_at(g, "KCO", before + 1, NULL, 0);
 			emit_at(g, "KCI", before + 2, NULL, 0);
-			g->prev[1] = g->clock; /* the next region's KCO must not go before this one's */
 			emit(g, "OU]", NULL, 0);
 		} else {
 			emit(g, "OB.", NULL, 0);
@@ -171,9 +170,9 @@ static void body_mark(struct gen *g)
 	int64_t value = 1;
 	int32_t type = 1;
 	memcpy(p + 8, &type, 4);
-	if (g->left % 2)
+	if ((g->left - 1) % 2)
 		emit(g, "OB.", NULL, 0);
-	while (g->left > 1) {
+	while (g->left > 2) {
 		memcpy(p, &value, 8);
 		emit(g, "OM[", p, 12);
 		emit(g, "OM]", p, 12);
