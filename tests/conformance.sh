@@ -14,7 +14,8 @@
 #          breakdowns, and for sort the whole sorted/ tree) byte for byte.
 #          The partial outputs of a run that failed are not compared. A step
 #          whose subcommand this ovni lacks prints "skip - ..." (not counted)
-#          and the later steps of the case are skipped too.
+#          and the later steps of the case are skipped too, except a missing
+#          sort: the later steps then start from expected/I-sort/sorted/.
 # Prints "ok - CASE WHAT" / "not ok - CASE WHAT" and ends with
 # "N passed, N failed". Exit status 1 if anything failed.
 #
@@ -85,6 +86,13 @@ run_steps() {
 		i=$((i + 1))
 		if [ -n "$stop" ]; then skip "$name $step ($stop)"; continue; fi
 		if ! "$OVNI" help "$sub" </dev/null >/dev/null 2>&1; then
+			if [ "$sub" = sort ] && [ -d "$c/expected/$step/sorted" ]; then
+				# no sort in this build: go on from the reference's result
+				rm -rf "$work"
+				cp -R "$c/expected/$step/sorted" "$work" && chmod -R u+w "$work"
+				skip "$name $step (this ovni has no sort: the next steps use the reference's sorted trace)"
+				continue
+			fi
 			stop="this ovni has no $sub"
 			skip "$name $step ($stop)"
 			continue

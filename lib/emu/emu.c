@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "chan/fail.h"
+#include "clkoff.h"
 #include "emu/sched.h"
 #include "io/msg.h"
 #include "version.h"
@@ -16,6 +17,23 @@
 volatile sig_atomic_t emu_stop;
 
 #define CLOCK_GATE_NS (3600LL * 1000000000LL)
+
+/* -c FILE must exist; TRACEDIR/clock-offsets.txt is used when present. */
+static int load_offsets(struct emu *e)
+{
+	if (e->opts.clkoff)
+		return clkoff_apply(&e->sys, e->opts.clkoff, 1);
+	size_t n = strlen(e->trace.root) + sizeof(CLKOFF_FILE) + 2;
+	char *path = malloc(n);
+	if (!path) {
+		msg_err("out of memory");
+		return -1;
+	}
+	snprintf(path, n, "%s/%s", e->trace.root, CLKOFF_FILE);
+	int rc = clkoff_apply(&e->sys, path, 0);
+	free(path);
+	return rc;
+}
 
 static int load_trace(struct emu *e)
 {
@@ -26,6 +44,8 @@ static int load_trace(struct emu *e)
 	if (system_build(&e->sys, &e->trace) != 0)
 		return -1;
 	e->have_sys = 1;
+	if (load_offsets(e) != 0)
+		return -1;
 	msg_info("loaded %zu looms, %zu processes, %zu threads and %zu CPUs",
 		 e->sys.nlooms, e->sys.nprocs, e->sys.nthreads, e->sys.ncpus);
 	size_t nl = e->sys.nlooms;
