@@ -46,8 +46,6 @@ static int load_trace(struct emu *e)
 	e->have_sys = 1;
 	if (load_offsets(e) != 0)
 		return -1;
-	msg_info("loaded %zu looms, %zu processes, %zu threads and %zu CPUs",
-		 e->sys.nlooms, e->sys.nprocs, e->sys.nthreads, e->sys.ncpus);
 	size_t nl = e->sys.nlooms;
 	e->loom_first_thread = calloc(nl + 1, sizeof(size_t));
 	e->loom_nthreads = calloc(nl + 1, sizeof(size_t));
@@ -361,8 +359,9 @@ int emu_run(struct emu *e)
 		int r = player_next(&e->player, &e->pev);
 		if (r == 0)
 			break;
-		if (r < 0) {
+		if (r < 0) { /* the reader said what is wrong with the stream */
 			e->partial = 1;
+			e->failed = 1;
 			rc = -1;
 			break;
 		}

@@ -20,6 +20,9 @@ struct prv_sink {
 	size_t headlen, typelen;
 	char head[32]; /* "2:0:1:1:<row>:" */
 	char typestr[16]; /* ":<type>:" */
+	int64_t memo_value; /* the last value of 2 or more digits written */
+	size_t memo_len;
+	char memo[24];
 };
 
 /* Decimal digits of v (v >= 0). */
@@ -106,7 +109,7 @@ static struct {
 	char buf[24];
 } last_time = { -1, 0, { 0 } };
 
-static void format_time(struct prv *p)
+static __attribute__((noinline)) void format_time(struct prv *p)
 {
 	if (last_time.time != p->time) {
 		last_time.len = put_i64(last_time.buf, p->time);
@@ -117,36 +120,60 @@ static void format_time(struct prv *p)
 	p->time_ok = 1;
 }
 
+static __attribute__((noinline, cold)) int fail_dup(const struct chan *c, const struct prv_sink *s)
+{
+	char b[24];
+	return failf("channel %s: value %s repeated in Paraver type %d", c->name,
+		     value_str(chan_read(c), b), s->type);
+}
+
+static __attribute__((noinline, cold)) int fail_zero(const struct chan *c, const struct prv_sink *s)
+{
+	return failf("channel %s: value 0 is not allowed in Paraver type %d", c->name, s->type);
+}
+
+static __attribute__((noinline)) void remember(struct prv_sink *s, int64_t w)
+{
+	s->memo_len = put_i64(s->memo, w);
+	s->memo_value = w;
+}
+
+/* The digits of w: one digit directly, others through the sink's memo (a
+ * row mostly repeats a few values: its tid, its pid). */
+static inline size_t put_value(struct prv_sink *s, char *d, int64_t w)
+{
+	if ((uint64_t)w < 10) {
+		*d = (char)('0' + w);
+		return 1;
+	}
+	if (w != s->memo_value || !s->memo_len)
+		remember(s, w);
+	memcpy(d, s->memo, sizeof(s->memo));
+	return s->memo_len;
+}
+
 static int emit(struct chan *c, void *arg)
 {
 	struct prv_sink *s = arg;
-	struct prv *p = s->prv;
 	struct value v = chan_read(c);
-	if (s->has_last && value_eq(v, s->last)) {
-		if (s->flags & PRV_EMITDUP)
-			;
-		else if (s->flags & PRV_SKIPDUP)
+	if (value_eq(v, s->last) && s->has_last && !(s->flags & PRV_EMITDUP)) {
+		if (s->flags & PRV_SKIPDUP)
 			return 0;
-		else if (s->flags & PRV_SKIPDUPNULL) {
-			if (value_is_null(v))
-				return 0;
-		} else {
-			char b[24];
-			return failf("channel %s: value %s repeated in Paraver type %d",
-				     c->name, value_str(v, b), s->type);
-		}
+		if (!(s->flags & PRV_SKIPDUPNULL))
+			return fail_dup(c, s);
+		if (value_is_null(v))
+			return 0;
 	}
-	int64_t w = 0;
+	int64_t w = v.i; /* null holds 0 */
 	if (v.kind == VALUE_INT64) {
-		w = v.i;
-		if (s->flags & PRV_NEXT)
-			w++;
+		w += (s->flags & PRV_NEXT) != 0;
 		if (w == 0 && !(s->flags & PRV_ZERO))
-			return failf("channel %s: value 0 is not allowed in Paraver type %d", c->name, s->type);
+			return fail_zero(c, s);
 	}
 	s->has_last = 1;
 	s->last = v;
 
+	struct prv *p = s->prv;
 	if (!p->time_ok)
 		format_time(p);
 	char *d = out_reserve(&p->out, 128);
@@ -157,7 +184,7 @@ static int emit(struct chan *c, void *arg)
 	d += p->tlen;
 	memcpy(d, s->typestr, sizeof(s->typestr));
 	d += s->typelen;
-	d += put_i64(d, w);
+	d += put_value(s, d, w);
 	*d++ = '\n';
 	out_commit(&p->out, (size_t)(d - start));
 	return 0;
