@@ -5,6 +5,7 @@ _ovni_opts() {
 	case $1 in
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
 	top) echo "" ;;
+	emu) echo "-o -c -a -b -l" ;;
 	esac
 }
 
@@ -53,7 +54,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top"
+	echo "dump top emu"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

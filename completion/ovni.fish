@@ -4,7 +4,7 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version dump top
+    printf '%s\n' help version dump top emu
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
@@ -31,3 +31,17 @@ complete -c ovnidump -s h -l help -d 'show the help'
 # top (also installed as ovnitop)
 complete -c ovni -f -n __ovni_no_subcommand -a top -d 'count the events of a trace by MCV'
 complete -c ovnitop -s h -l help -d 'show the help'
+
+# emu (also installed as ovniemu)
+complete -c ovni -f -n __ovni_no_subcommand -a emu -d 'turn a trace into Paraver timelines'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -s o -r -a '(__fish_complete_directories)' -d 'write the outputs in DIR'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -s c -r -F -d 'clock offsets file'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -s a -d 'enable every model'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -s b -d 'also write the breakdown timelines'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -s l -d 'lint: require empty stacks at the end'
+complete -c ovniemu -s o -r -a '(__fish_complete_directories)' -d 'write the outputs in DIR'
+complete -c ovniemu -s c -r -F -d 'clock offsets file'
+complete -c ovniemu -s a -d 'enable every model'
+complete -c ovniemu -s b -d 'also write the breakdown timelines'
+complete -c ovniemu -s l -d 'lint: require empty stacks at the end'
+complete -c ovniemu -s h -l help -d 'show the help'
