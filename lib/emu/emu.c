@@ -354,6 +354,7 @@ int emu_run(struct emu *e)
 	struct progress *p = &e->progress;
 	progress_start(p, bytes_total(e), e->opts.progress);
 	msg_info("emulation starts");
+	fail_clear();
 	int rc = 0;
 	for (;;) {
 		int r = player_next(&e->player, &e->pev);
@@ -369,7 +370,6 @@ int emu_run(struct emu *e)
 			e->partial = 1;
 			break;
 		}
-		fail_clear();
 		if (step(e) != 0) {
 			progress_clear(p);
 			report(e);

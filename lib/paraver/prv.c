@@ -111,9 +111,18 @@ static struct {
 
 static __attribute__((noinline)) void format_time(struct prv *p)
 {
-	if (last_time.time != p->time) {
-		last_time.len = put_i64(last_time.buf, p->time);
-		last_time.time = p->time;
+	int64_t t = p->time;
+	if (last_time.time != t) {
+		/* events come close in time: often only the last 4 digits change */
+		if (last_time.time >= 10000 && t >= 10000 && t / 10000 == last_time.time / 10000) {
+			unsigned r = (unsigned)(t % 10000);
+			char *d = last_time.buf + last_time.len - 4;
+			memcpy(d, fmt_digits2 + 2 * (r / 100), 2);
+			memcpy(d + 2, fmt_digits2 + 2 * (r % 100), 2);
+		} else {
+			last_time.len = put_i64(last_time.buf, t);
+		}
+		last_time.time = t;
 	}
 	memcpy(p->tbuf, last_time.buf, sizeof(p->tbuf));
 	p->tlen = last_time.len;
