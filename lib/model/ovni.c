@@ -47,7 +47,7 @@ struct ovni {
 	struct mark marks[NMARKS];
 	struct ovni_thread *th;
 	int warned_ocn;
-	char names[NMARKS][8]; /* channel names of the marks */
+	char names[NMARKS][16]; /* channel names of the marks */
 };
 
 static int64_t read_i32(const uint8_t *p)
