@@ -3,6 +3,7 @@
 # Options of each subcommand; one line each.
 _ovni_opts() {
 	case $1 in
+	events) echo "" ;;
 	esac
 }
 
@@ -35,6 +36,10 @@ _ovni() {
 		COMPREPLY=($(compgen -W "$(_ovni_subcommands)" -- "$cur"))
 		return
 	fi
+	if [ "$cmd" = events ] && [[ $cur != -* ]]; then
+		COMPREPLY=($(compgen -W "nanos6 nodes kernel mpi ovni openmp tampi nosv" -- "$cur"))
+		return
+	fi
 	if _ovni_complete_arg "$prev"; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -48,7 +53,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo ""
+	echo "events"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop
