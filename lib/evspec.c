@@ -371,7 +371,8 @@ void evspec_free(struct evspec *s)
 
 int evspec_fits(const struct evspec *s, const struct ev *ev)
 {
-	if (s->jumbo != ((ev->flags & EV_FLAG_JUMBO) != 0))
+	/* Arguments are laid out for one kind of event; no arguments fit both. */
+	if (s->nargs && s->jumbo != ((ev->flags & EV_FLAG_JUMBO) != 0))
 		return 0;
 	if (ev->payload_size < s->payload_min)
 		return 0;
@@ -429,10 +430,66 @@ static int put_fmt(const struct evspec_piece *pc, const struct evarg *a, const s
 	return r < 0 || (size_t)r >= room ? -1 : r;
 }
 
+/* Copies n bytes with fixed-size moves: musl's memcpy is slow for the
+ * short runs of a description. */
+static inline void copy_short(char *d, const char *s, size_t n)
+{
+	if (n >= 16 && n <= 32) {
+		memcpy(d, s, 16);
+		memcpy(d + n - 16, s + n - 16, 16);
+	} else if (n >= 8 && n < 16) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else if (n >= 2 && n < 4) {
+		memcpy(d, s, 2);
+		memcpy(d + n - 2, s + n - 2, 2);
+	} else if (n == 1) {
+		*d = *s;
+	} else if (n > 32) {
+		memcpy(d, s, n);
+	}
+}
+
+static const uint64_t pow10[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+	10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+	100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+};
+
+/* Decimal digits written in place, two at a time from fmt.h's table. */
+static size_t put_u64(char *d, uint64_t v)
+{
+	size_t n = 1;
+	while (n < 20 && v >= pow10[n])
+		n++;
+	char *p = d + n;
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, fmt_digits2 + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, fmt_digits2 + 2 * v, 2);
+	} else {
+		p[-1] = (char)('0' + v);
+	}
+	return n;
+}
+
+/* At most 20 digits and a sign. */
 static size_t put_default(const struct evarg *a, const struct ev *ev, char *d)
 {
 	uint64_t v = arg_value(a, ev->payload);
-	return is_signed_type(a->type) ? fmt_i64(d, as_signed(v, 64)) : fmt_u64(d, v);
+	if (is_signed_type(a->type) && (v >> 63)) {
+		*d = '-';
+		return 1 + put_u64(d + 1, (uint64_t)0 - v);
+	}
+	return put_u64(d, v);
 }
 
 int evspec_describe(const struct evspec *s, const struct ev *ev, char *dst, size_t cap)
@@ -447,7 +504,7 @@ int evspec_describe(const struct evspec *s, const struct ev *ev, char *dst, size
 		if (pc->kind == PIECE_TEXT) {
 			if (pc->len >= room)
 				return -1;
-			memcpy(d, pc->text, pc->len);
+			copy_short(d, pc->text, pc->len);
 			d += pc->len;
 		} else if (pc->kind == PIECE_FMT) {
 			int r = put_fmt(pc, a, ev, d, room);
@@ -459,7 +516,7 @@ int evspec_describe(const struct evspec *s, const struct ev *ev, char *dst, size
 			size_t n = strlen(str);
 			if (n >= room)
 				return -1;
-			memcpy(d, str, n);
+			copy_short(d, str, n);
 			d += n;
 		} else if (room > 21) {
 			d += put_default(a, ev, d);
@@ -468,7 +525,7 @@ int evspec_describe(const struct evspec *s, const struct ev *ev, char *dst, size
 			size_t n = put_default(a, ev, tmp);
 			if (n >= room)
 				return -1;
-			memcpy(d, tmp, n);
+			copy_short(d, tmp, n);
 			d += n;
 		}
 	}

@@ -43,8 +43,9 @@ void evspec_free(struct evspec *s);
 
 /* Name of an argument type as written in signatures ("u32", "str"). */
 const char *evarg_type_name(enum evarg_type t);
-/* 1 if ev's payload holds every argument of s (jumbo flag as declared, long
- * enough, str NUL-terminated inside it), else 0. */
+/* 1 if ev's payload holds every argument of s (jumbo flag as declared
+ * unless s has no arguments, long enough, str NUL-terminated inside it),
+ * else 0. */
 int evspec_fits(const struct evspec *s, const struct ev *ev);
 
 /* Writes the description of ev into dst with a final NUL. Returns its

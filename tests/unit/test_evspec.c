@@ -347,6 +347,12 @@ static void test_payload_checks(void)
 	free(t.buf);
 	evspec_free(&s);
 	evspec_free(&s2);
+	/* Without arguments there is no layout to get wrong. */
+	CHECK(evspec_parse(&s, "OB.", "burst", err, sizeof(err)) == 0, "parse OB.");
+	ev_make(&t, "OB.", 1, jp, jn);
+	CHECK_INT(evspec_describe(&s, &t.ev, out, sizeof(out)), 5, "a jumbo event for a signature without arguments");
+	free(t.buf);
+	evspec_free(&s);
 
 	CHECK(evspec_parse(&s, "VYc+(u32 typeid, str label)", "type %{typeid} \"%{label}\"", err, sizeof(err)) == 0,
 	      "parse VYc+");
