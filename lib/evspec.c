@@ -369,7 +369,7 @@ void evspec_free(struct evspec *s)
 	s->npieces = 0;
 }
 
-int evspec_fits(const struct evspec *s, const struct ev *ev)
+static inline int fits(const struct evspec *s, const struct ev *ev)
 {
 	/* Arguments are laid out for one kind of event; no arguments fit both. */
 	if (s->nargs && s->jumbo != ((ev->flags & EV_FLAG_JUMBO) != 0))
@@ -382,6 +382,11 @@ int evspec_fits(const struct evspec *s, const struct ev *ev)
 			return 0;
 	}
 	return 1;
+}
+
+int evspec_fits(const struct evspec *s, const struct ev *ev)
+{
+	return fits(s, ev);
 }
 
 /* The argument's bits, sign-extended for the signed types. */
@@ -494,7 +499,7 @@ static size_t put_default(const struct evarg *a, const struct ev *ev, char *d)
 
 int evspec_describe(const struct evspec *s, const struct ev *ev, char *dst, size_t cap)
 {
-	if (cap == 0 || !evspec_fits(s, ev))
+	if (cap == 0 || !fits(s, ev))
 		return -1;
 	char *d = dst, *end = dst + cap; /* d < end always: room for the NUL */
 	for (int i = 0; i < s->npieces; i++) {
@@ -535,7 +540,7 @@ int evspec_describe(const struct evspec *s, const struct ev *ev, char *dst, size
 
 int evspec_arg(const struct evspec *s, int i, const struct ev *ev, int64_t *i64, uint64_t *u64, const char **str)
 {
-	if (i < 0 || i >= s->nargs || !evspec_fits(s, ev))
+	if (i < 0 || i >= s->nargs || !fits(s, ev))
 		return -1;
 	const struct evarg *a = &s->args[i];
 	if (a->type == EVARG_STR) {
