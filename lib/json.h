@@ -12,6 +12,7 @@ enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSO
 struct json {
 	enum json_type type;
 	int line, col; /* where the value starts, 1-based (0 if built in memory) */
+	unsigned flags; /* how its memory is held (json.c) */
 	union {
 		int boolean;
 		double number;
