@@ -1320,9 +1320,10 @@ int json_int(const struct json *v, long long *out)
 	/* 2^63 is exactly representable; anything at or above it overflows */
 	if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
 		return -1;
-	if (d != trunc(d))
+	long long n = (long long)d; /* in range: defined; no libm for the shim */
+	if ((double)n != d)
 		return -1;
-	*out = (long long)d;
+	*out = n;
 	return 0;
 }
 
