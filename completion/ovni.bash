@@ -5,6 +5,7 @@ _ovni_opts() {
 	case $1 in
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
 	top) echo "" ;;
+	events) echo "" ;;
 	esac
 }
 
@@ -40,6 +41,10 @@ _ovni() {
 	case $prev in
 	--stream|--mcv|--from|--to) return ;;
 	esac
+	if [ "$cmd" = events ] && [[ $cur != -* ]]; then
+		COMPREPLY=($(compgen -W "nanos6 nodes kernel mpi ovni openmp tampi nosv" -- "$cur"))
+		return
+	fi
 	if _ovni_complete_arg "$prev"; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -53,7 +58,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top"
+	echo "dump top events"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -4,7 +4,7 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version dump top
+    printf '%s\n' help version dump top events
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
@@ -31,3 +31,7 @@ complete -c ovnidump -s h -l help -d 'show the help'
 # top (also installed as ovnitop)
 complete -c ovni -f -n __ovni_no_subcommand -a top -d 'count the events of a trace by MCV'
 complete -c ovnitop -s h -l help -d 'show the help'
+
+# events
+complete -c ovni -f -n __ovni_no_subcommand -a events -d 'print the catalogue of events of every model in Markdown'
+complete -c ovni -f -n '__fish_seen_subcommand_from events' -a 'nanos6 nodes kernel mpi ovni openmp tampi nosv' -d 'model'
