@@ -3,6 +3,7 @@
 # Options of each subcommand; one line each.
 _ovni_opts() {
 	case $1 in
+	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	esac
 }
 
@@ -48,7 +49,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo ""
+	echo "sync"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -229,6 +229,14 @@ int sync_rdv_remove(const char *dir)
 void sync_addr_name(const struct sockaddr *sa, unsigned len, char *buf, size_t cap)
 {
 	char host[INET6_ADDRSTRLEN + 1], serv[16];
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+	if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		/* An IPv4 peer of a dual-stack socket: name it as IPv4. */
+		struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = s6->sin6_port };
+		memcpy(&s4.sin_addr, s6->sin6_addr.s6_addr + 12, 4);
+		sync_addr_name((const struct sockaddr *)&s4, sizeof(s4), buf, cap);
+		return;
+	}
 	if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
 		snprintf(buf, cap, "(unknown address)");
 	else if (sa->sa_family == AF_INET6)
