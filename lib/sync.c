@@ -500,6 +500,10 @@ static int measure_all(const struct sync_opts *o, struct peer *peers, struct syn
 
 static void say_result(const struct sync_opts *o, const struct sync_row *rows)
 {
+	if (o->size == 1) {
+		msg_info("one rank, nothing to measure; wrote %s", o->output);
+		return;
+	}
 	double worst = 0;
 	int64_t rtt = 0;
 	for (int r = 1; r < o->size; r++) {
@@ -630,6 +634,16 @@ static int hello(const struct sync_opts *o, const struct sync_rdv *r, int fd, in
 	return -1;
 }
 
+/* A refusal may come from a new rank 0 that reuses the port of the one in
+ * a stale file we read just before it was replaced. */
+static int token_replaced(const struct sync_opts *o, const struct sync_rdv *used)
+{
+	struct sync_rdv now;
+	char why[1024];
+	return sync_rdv_read(o->dir, &now, why, sizeof(why)) == 1 &&
+		memcmp(now.token, used->token, SYNC_TOKEN_LEN) != 0;
+}
+
 /* Finds rank 0 through the rendezvous file and gets accepted. A stale file
  * (from an earlier run) just makes us look again until the deadline. */
 static int join(const struct sync_opts *o, int64_t deadline)
@@ -665,7 +679,7 @@ static int join(const struct sync_opts *o, int64_t deadline)
 		if (ok > 0)
 			return fd;
 		close(fd);
-		if (ok < 0) {
+		if (ok < 0 && !token_replaced(o, &r)) {
 			msg_err("%s", why);
 			return -1;
 		}

@@ -83,7 +83,7 @@ size_t sync_rdv_format(const struct sync_rdv *r, char *buf, size_t cap);
  * number in *line). */
 const char *sync_rdv_parse(const char *text, size_t len, struct sync_rdv *r, int *line);
 /* Writes dir/SYNC_RDV_NAME atomically (temporary file, mode 0600, rename).
- * Creates dir if needed. Returns -1 after a message. */
+ * Creates dir and its parents if needed. Returns -1 after a message. */
 int sync_rdv_publish(const char *dir, const struct sync_rdv *r);
 /* Reads dir/SYNC_RDV_NAME: 1 when read and valid, 0 when it is not there
  * (yet), -1 when it cannot be used; why says what happened (not printed). */
@@ -122,6 +122,8 @@ size_t sync_format_offsets(const struct sync_row *rows, int n, char *buf, size_t
  * rounds x n, row-major. Like snprintf, as sync_format_offsets. */
 size_t sync_format_drift(const struct sync_row *rows, int n, int rounds, const double *wall,
 	const int64_t *offsets, char *buf, size_t cap);
+/* mkdir -p of the directory part of path. Returns -1 after a message. */
+int sync_make_parents(const char *path);
 /* Writes text to path atomically (temporary file + rename), creating the
  * parent directories. Returns -1 after a message. */
 int sync_write_file(const char *path, const char *text, size_t len);

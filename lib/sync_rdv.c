@@ -147,13 +147,13 @@ int sync_rdv_publish(const char *dir, const struct sync_rdv *r)
 		msg_err("%s: rendezvous address too long", r->host);
 		return -1;
 	}
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		msg_err("%s: cannot create the trace directory: %s", dir, strerror(errno));
-		return -1;
-	}
 	char *path = rdv_path(dir);
 	if (!path)
 		return -1;
+	if (sync_make_parents(path) != 0) {
+		free(path);
+		return -1;
+	}
 	/* Mode 0600: the token is a secret between the ranks of one user. */
 	size_t plen = strlen(path);
 	char *tmp = malloc(plen + 8);

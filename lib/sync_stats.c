@@ -114,8 +114,7 @@ size_t sync_format_drift(const struct sync_row *rows, int n, int rounds, const d
 	return len;
 }
 
-/* mkdir -p of the directory part of path. */
-static int make_parents(const char *path)
+int sync_make_parents(const char *path)
 {
 	char *p = strdup(path);
 	if (!p) {
@@ -153,7 +152,7 @@ static int write_all(int fd, const char *p, size_t n)
 
 int sync_write_file(const char *path, const char *text, size_t len)
 {
-	if (make_parents(path) != 0)
+	if (sync_make_parents(path) != 0)
 		return -1;
 	size_t plen = strlen(path);
 	char *tmp = malloc(plen + 8);
