@@ -12,6 +12,7 @@ enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSO
 struct json {
 	enum json_type type;
 	int line, col; /* where the value starts, 1-based (0 if built in memory) */
+	unsigned flags; /* how its memory is held (json.c) */
 	union {
 		int boolean;
 		double number;
@@ -21,10 +22,15 @@ struct json {
 	} u;
 };
 
-/* NULL on error, with "line L, column C: what" in err. */
+/* NULL on error, with "line L, column C: what" in err. Comments (// and
+ * block) are accepted as whitespace. A parsed document keeps all its parts
+ * in a few big blocks: read the fields freely, but change it only through
+ * json_set, json_dotset and json_append. */
 struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
 /* As json_parse on a file; err then starts with the path. */
 struct json *json_parse_file(const char *path, char *err, size_t errlen);
+/* Frees v and what it holds. A value detached from a parsed document (by
+ * json_set replacing it) keeps its memory until the document is freed. */
 void json_free(struct json *v);
 
 /* Lookups return NULL when absent or when v is not an object. */
@@ -35,11 +41,13 @@ struct json *json_new(enum json_type type); /* empty object/array, null, false, 
 struct json *json_new_number(double n);
 struct json *json_new_string(const char *s);
 struct json *json_new_bool(int b);
-/* Takes ownership of val; replaces an existing key in place. -1 if no memory. */
+/* Takes ownership of val, even on failure (val is then freed, and NULL is
+ * accepted): json_set(o, "k", json_new_number(1)) never leaks. Replaces an
+ * existing key in place. -1 if no memory or obj is not an object. */
 int json_set(struct json *obj, const char *key, struct json *val);
 /* Like json_set on a dot path, creating missing objects on the way. */
 int json_dotset(struct json *obj, const char *dotpath, struct json *val);
-int json_append(struct json *arr, struct json *val);
+int json_append(struct json *arr, struct json *val); /* same ownership rule */
 struct json *json_copy(const struct json *v);
 
 /* malloc'd text (NUL terminated), *len set if len is not NULL. */
