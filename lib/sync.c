@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clkoff.h"
 #include "io/msg.h"
 
 /* The hello a rank sends after connecting. */
@@ -457,21 +458,49 @@ static double wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The offsets file through clkoff's writer (the emulator's own layout),
+ * into memory first: sync_write_file replaces the file atomically. */
+static char *offsets_text(const struct sync_opts *o, const struct sync_row *rows, size_t *len)
+{
+	struct clkoff_entry *e = calloc((size_t)o->size, sizeof(*e));
+	char *text = NULL;
+	FILE *f = e ? open_memstream(&text, len) : NULL;
+	if (!f) {
+		free(e);
+		return NULL;
+	}
+	for (int r = 0; r < o->size; r++)
+		e[r] = (struct clkoff_entry){ .rank = rows[r].rank, .hostname = rows[r].host,
+			.median = rows[r].off.median, .mean = rows[r].off.mean, .std = rows[r].off.std };
+	int rc = clkoff_format(f, e, (size_t)o->size);
+	if (fclose(f) != 0 || rc != 0) {
+		free(text);
+		text = NULL;
+	}
+	free(e);
+	return text;
+}
+
+static char *drift_text(const struct sync_opts *o, const struct sync_row *rows, const double *wall,
+	const int64_t *offs, size_t *len)
+{
+	*len = sync_format_drift(rows, o->size, o->rounds, wall, offs, NULL, 0);
+	char *text = malloc(*len + 1);
+	if (text)
+		sync_format_drift(rows, o->size, o->rounds, wall, offs, text, *len + 1);
+	return text;
+}
+
 static int write_result(const struct sync_opts *o, const struct sync_row *rows, const double *wall,
 	const int64_t *offs)
 {
-	size_t need = o->rounds > 1 ? sync_format_drift(rows, o->size, o->rounds, wall, offs, NULL, 0) :
-		sync_format_offsets(rows, o->size, NULL, 0);
-	char *text = malloc(need + 1);
+	size_t len = 0;
+	char *text = o->rounds > 1 ? drift_text(o, rows, wall, offs, &len) : offsets_text(o, rows, &len);
 	if (!text) {
 		msg_err("%s: out of memory", o->output);
 		return -1;
 	}
-	if (o->rounds > 1)
-		sync_format_drift(rows, o->size, o->rounds, wall, offs, text, need + 1);
-	else
-		sync_format_offsets(rows, o->size, text, need + 1);
-	int rc = sync_write_file(o->output, text, need);
+	int rc = sync_write_file(o->output, text, len);
 	free(text);
 	return rc;
 }

@@ -106,20 +106,17 @@ void sync_addr_name(const struct sockaddr *sa, unsigned len, char *buf, size_t c
 /* CLOCK_MONOTONIC in ns: the recorder's clock. */
 int64_t sync_now_ns(void);
 
-/* One rank's result for the offsets file. */
+/* One rank's result (clkoff.h writes the offsets file). */
 struct sync_row {
 	int rank;
 	char host[SYNC_HOST_MAX + 1];
 	struct sync_offset off;
 };
 
-/* The offsets file in the reference format (runtime.md 4), rows in rank
- * order, skipping a row whose hostname already appeared. Like snprintf:
- * writes at most cap bytes (NUL included) and returns the full length. */
-size_t sync_format_offsets(const struct sync_row *rows, int n, char *buf, size_t cap);
 /* The drift table: a header `wallclock` + one hostname per rank, then per
  * round rank 0's wall clock (seconds) and every rank's offset. offsets is
- * rounds x n, row-major. Like snprintf, as sync_format_offsets. */
+ * rounds x n, row-major. Like snprintf: writes at most cap bytes (NUL
+ * included) and returns the full length. */
 size_t sync_format_drift(const struct sync_row *rows, int n, int rounds, const double *wall,
 	const int64_t *offsets, char *buf, size_t cap);
 /* mkdir -p of the directory part of path. Returns -1 after a message. */

@@ -71,30 +71,6 @@ static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 		*len += (size_t)n;
 }
 
-static int host_seen(const struct sync_row *rows, int i)
-{
-	for (int j = 0; j < i; j++)
-		if (strcmp(rows[j].host, rows[i].host) == 0)
-			return 1;
-	return 0;
-}
-
-size_t sync_format_offsets(const struct sync_row *rows, int n, char *buf, size_t cap)
-{
-	size_t len = 0;
-	if (cap)
-		buf[0] = '\0';
-	append(buf, cap, &len, "%-10s %-20s %-20s %-20s %-20s\n",
-		"rank", "hostname", "offset_median", "offset_mean", "offset_std");
-	for (int i = 0; i < n; i++) {
-		if (host_seen(rows, i))
-			continue;
-		append(buf, cap, &len, "%-10d %-20s %-20" PRId64 " %-20f %-20f\n", rows[i].rank,
-			rows[i].host, rows[i].off.median, rows[i].off.mean, rows[i].off.std);
-	}
-	return len;
-}
-
 size_t sync_format_drift(const struct sync_row *rows, int n, int rounds, const double *wall,
 	const int64_t *offsets, char *buf, size_t cap)
 {

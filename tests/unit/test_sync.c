@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clkoff.h"
 #include "sync.h"
+#include "system.h"
 #include "t.h"
 
 /* A sample whose true offset (rank 0 minus peer) is off, with one-way
@@ -66,34 +68,24 @@ static void test_estimate(void)
 	CHECK(o.std == 0.0, "one sample: std 0");
 }
 
-static void test_format(void)
+static void test_drift(void)
 {
-	struct sync_row rows[3] = {
-		{ .rank = 0, .host = "xeon01" },
-		{ .rank = 1, .host = "xeon04", .off = { .median = 1165382584, .mean = 1165382582.9, .std = 135.28125 } },
-		{ .rank = 2, .host = "xeon04", .off = { .median = -5, .mean = -5.5, .std = 1 } },
-	};
+	struct sync_row rows[3] = { { .rank = 0, .host = "xeon01" }, { .rank = 1, .host = "xeon04" },
+		{ .rank = 2, .host = "xeon04" } };
 	char buf[1024];
-	const char *want =
-		"rank       hostname             offset_median        offset_mean          offset_std          \n"
-		"0          xeon01               0                    0.000000             0.000000            \n"
-		"1          xeon04               1165382584           1165382582.900000    135.281250          \n";
-	size_t n = sync_format_offsets(rows, 3, buf, sizeof(buf));
-	CHECK_STR(buf, want, "offsets file as the reference writes it, repeated hostname skipped");
-	CHECK_INT(n, strlen(want), "length returned");
-	CHECK_INT(sync_format_offsets(rows, 3, NULL, 0), strlen(want), "length without a buffer");
-	char small[40];
-	sync_format_offsets(rows, 3, small, sizeof(small));
-	CHECK_INT(strlen(small), sizeof(small) - 1, "truncated, NUL-terminated");
-
 	double wall[2] = { 1700000000.5, 1700000005.25 };
 	int64_t offs[6] = { 0, 10, -20, 0, 11, -21 };
-	sync_format_drift(rows, 3, 2, wall, offs, buf, sizeof(buf));
+	size_t n = sync_format_drift(rows, 3, 2, wall, offs, buf, sizeof(buf));
 	const char *drift =
 		"wallclock            xeon01               xeon04               xeon04              \n"
 		"1700000000.500000    0                    10                   -20                 \n"
 		"1700000005.250000    0                    11                   -21                 \n";
 	CHECK_STR(buf, drift, "drift table: wall clock, then every rank's offset");
+	CHECK_INT(n, strlen(drift), "length returned");
+	CHECK_INT(sync_format_drift(rows, 3, 2, wall, offs, NULL, 0), strlen(drift), "length without a buffer");
+	char small[40];
+	sync_format_drift(rows, 3, 2, wall, offs, small, sizeof(small));
+	CHECK_INT(strlen(small), sizeof(small) - 1, "truncated, NUL-terminated");
 }
 
 static void test_rdv_text(void)
@@ -291,6 +283,23 @@ static void test_run(const char *tmp)
 	}
 	fclose(f);
 	CHECK(access(dir, F_OK) == 0 && count_entries(dir) == 1, "only the offsets file is left in the directory");
+
+	/* The emulator's reader takes the file: looms on node0..node3 get the
+	 * offsets, a loom on another host gets 0. */
+	static const char *const hosts[5] = { "node0", "node1", "node2", "node3", "elsewhere" };
+	struct sys_loom looms[5], *lp[5];
+	struct system sys = { .looms = lp, .nlooms = 5 };
+	for (int i = 0; i < 5; i++) {
+		looms[i] = (struct sys_loom){ .name = hosts[i], .hostname = (char *)hosts[i], .clock_offset = 99 };
+		lp[i] = &looms[i];
+	}
+	CHECK_INT(clkoff_apply(&sys, out, 1), 0, "clkoff (the emulator's reader) accepts the file");
+	for (int r = 0; r < 4; r++) {
+		long long err = (long long)(looms[r].clock_offset - (skew[0] - skew[r]));
+		CHECK(llabs(err) <= 5000, "loom on node%d gets its offset (%" PRId64 ", error %lld ns)", r,
+			looms[r].clock_offset, err);
+	}
+	CHECK_INT(looms[4].clock_offset, 0, "a loom on a host not in the file gets 0");
 }
 
 int main(void)
@@ -302,7 +311,7 @@ int main(void)
 	}
 	test_sample();
 	test_estimate();
-	test_format();
+	test_drift();
 	test_rdv_text();
 	test_rdv_file(tmp);
 	test_resolve();
