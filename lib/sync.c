@@ -263,7 +263,7 @@ static void take_hello(struct gather *g, int i)
 	int rank;
 	if (judge_hello(g, p->buf, &rank, host, why, sizeof(why))) {
 		char who[SYNC_HOST_MAX + 48] = "";
-		if (strcmp(why, "wrong token") == 0 || strncmp(why, "says it", 7) == 0) {
+		if (get_u32(p->buf + 8) == PROTO_VERSION) { /* its claims can be read: show them */
 			char shown[SYNC_HOST_MAX + 1];
 			printable((unsigned char *)host, strlen(host), shown);
 			snprintf(who, sizeof(who), " (rank %d, host %s)", rank, shown);
