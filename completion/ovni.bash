@@ -6,6 +6,7 @@ _ovni_opts() {
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
 	top) echo "" ;;
 	events) echo "" ;;
+	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	esac
 }
 
@@ -59,6 +60,7 @@ _ovni() {
 # Subcommands, one word each.
 _ovni_subcommands() {
 	echo "dump top events"
+	echo "sync"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop
