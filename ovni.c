@@ -12,7 +12,9 @@
 static const struct command *const commands[] = {
 	&cmd_dump,
 	&cmd_top,
+	&cmd_events,
 	&cmd_emu,
+	&cmd_sync,
 	NULL
 };
 

@@ -5,7 +5,9 @@ _ovni_opts() {
 	case $1 in
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
 	top) echo "" ;;
+	events) echo "" ;;
 	emu) echo "-o -c -a -b -l" ;;
+	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	esac
 }
 
@@ -41,6 +43,10 @@ _ovni() {
 	case $prev in
 	--stream|--mcv|--from|--to) return ;;
 	esac
+	if [ "$cmd" = events ] && [[ $cur != -* ]]; then
+		COMPREPLY=($(compgen -W "nanos6 nodes kernel mpi ovni openmp tampi nosv" -- "$cur"))
+		return
+	fi
 	if _ovni_complete_arg "$prev"; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -54,7 +60,8 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top emu"
+	echo "dump top events emu"
+	echo "sync"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -4,7 +4,7 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version dump top emu
+    printf '%s\n' help version dump top events emu sync
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
@@ -32,6 +32,10 @@ complete -c ovnidump -s h -l help -d 'show the help'
 complete -c ovni -f -n __ovni_no_subcommand -a top -d 'count the events of a trace by MCV'
 complete -c ovnitop -s h -l help -d 'show the help'
 
+# events
+complete -c ovni -f -n __ovni_no_subcommand -a events -d 'print the catalogue of events of every model in Markdown'
+complete -c ovni -f -n '__fish_seen_subcommand_from events' -a 'nanos6 nodes kernel mpi ovni openmp tampi nosv' -d 'model'
+
 # emu (also installed as ovniemu)
 complete -c ovni -f -n __ovni_no_subcommand -a emu -d 'turn a trace into Paraver timelines'
 complete -c ovni -n '__fish_seen_subcommand_from emu' -s o -r -a '(__fish_complete_directories)' -d 'write the outputs in DIR'
@@ -45,3 +49,17 @@ complete -c ovniemu -s a -d 'enable every model'
 complete -c ovniemu -s b -d 'also write the breakdown timelines'
 complete -c ovniemu -s l -d 'lint: require empty stacks at the end'
 complete -c ovniemu -s h -l help -d 'show the help'
+
+# sync
+complete -c ovni -f -n __ovni_no_subcommand -a sync -d 'measure clock offsets between nodes (one process per node)'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -s o -l output -r -F -d 'write the offsets to FILE'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -s n -l samples -x -d 'exchanges per node'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -s d -l drift -x -d 'measure ROUNDS times, write a drift table'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -s w -l wait -x -d 'seconds between drift rounds'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -s v -l verbose -d 'rank 0 prints every sample'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -l rank -x -d 'this process rank (with --size)'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -l size -x -d 'number of processes'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -l bind -x -a '(__fish_print_hostnames)' -d 'address rank 0 listens on'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -l timeout -x -d 'bound on every wait, in seconds'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -l hostname -x -d 'this node name in the offsets file'
+complete -c ovni -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show help'

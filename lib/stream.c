@@ -17,13 +17,21 @@ struct file_src {
 	char path[];
 };
 
+/* The descriptor is closed as soon as the file size is reached, so that a
+ * trace of many small streams does not hold one descriptor per stream. */
 static ssize_t file_read(struct byte_src *s, void *buf, size_t n)
 {
 	struct file_src *f = (struct file_src *)s;
+	if (f->fd < 0)
+		return 0;
 	for (;;) {
 		ssize_t got = read(f->fd, buf, n);
 		if (got >= 0) {
 			f->pos += (uint64_t)got;
+			if (got == 0 || f->pos >= s->size) {
+				close(f->fd);
+				f->fd = -1;
+			}
 			return got;
 		}
 		if (errno != EINTR)
@@ -37,7 +45,8 @@ static ssize_t file_read(struct byte_src *s, void *buf, size_t n)
 static void file_close(struct byte_src *s)
 {
 	struct file_src *f = (struct file_src *)s;
-	close(f->fd);
+	if (f->fd >= 0)
+		close(f->fd);
 	free(f);
 }
 
@@ -45,7 +54,8 @@ struct byte_src *byte_src_file(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		msg_err("%s: offset 0: cannot open: %s", path, strerror(errno));
+		msg_err("%s: offset 0: cannot open: %s%s", path, strerror(errno),
+			errno == EMFILE ? " (more streams than `ulimit -n` allows)" : "");
 		return NULL;
 	}
 	struct stat st;
@@ -91,6 +101,8 @@ static ssize_t mem_read(struct byte_src *s, void *buf, size_t n)
 		n = left;
 	if (m->chunk && n > m->chunk)
 		n = m->chunk;
+	if (n == 0)
+		return 0;
 	memcpy(buf, m->data + m->pos, n);
 	m->pos += n;
 	return (ssize_t)n;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "io/msg.h"
 
@@ -16,9 +17,22 @@ static char *obs_path(const char *dir)
 	return p;
 }
 
+/* Streams bigger than the read buffer keep a descriptor open: allow one per
+ * stream if the hard limit lets us. */
+static void raise_fd_limit(size_t n)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)n + 64;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 int streamset_open(struct streamset *s, struct trace *t, const char *glob, unsigned flags)
 {
 	memset(s, 0, sizeof(*s));
+	raise_fd_limit(t->n);
 	size_t n = t->n ? t->n : 1;
 	s->readers = calloc(n, sizeof(*s->readers));
 	s->stream = calloc(n, sizeof(*s->stream));

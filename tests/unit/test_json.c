@@ -218,6 +218,50 @@ static void test_build(void)
 	check_compact("\"\\u00e9\"", "\"\xc3\xa9\"");
 }
 
+/* Parsed documents can be changed like built ones, and freed in pieces. */
+static void test_edit_parsed(void)
+{
+	struct json *v = parse("{\"a\": {\"b\": [1, 2]}, \"c\": \"x\"}");
+	CHECK(v != NULL, "parsed a document to edit");
+	if (!v)
+		return;
+	CHECK(json_set(v, "c", json_new_string("y")) == 0, "replace a parsed value");
+	CHECK(json_set(v, "d", json_new_number(4)) == 0, "add a key to a parsed object");
+	CHECK(json_append(json_dotget(v, "a.b"), json_new_bool(0)) == 0, "append to a parsed array");
+	CHECK(json_dotset(v, "a.e.f", json_new(JSON_NULL)) == 0, "dotset through a parsed object");
+	CHECK(json_set(json_dotget(v, "a"), "b", json_new(JSON_ARRAY)) == 0, "replace a parsed array");
+	struct json *copy = json_copy(v);
+	char *out = json_write_compact(v, NULL);
+	CHECK_STR(out, "{\"a\":{\"b\":[],\"e\":{\"f\":null}},\"c\":\"y\",\"d\":4}", "edited document");
+	free(out);
+	json_free(v);
+	out = json_write_compact(copy, NULL);
+	CHECK_STR(out, "{\"a\":{\"b\":[],\"e\":{\"f\":null}},\"c\":\"y\",\"d\":4}", "its copy outlives it");
+	free(out);
+	json_free(copy);
+
+	/* a big object: duplicates are still found, at the repeated key */
+	char *big = malloc(200000);
+	size_t n = 0;
+	n += (size_t)sprintf(big + n, "{");
+	for (int i = 0; i < 5000; i++)
+		n += (size_t)sprintf(big + n, "%s\"k%d\": %d", i ? ",\n" : "", i == 4000 ? 17 : i, i);
+	n += (size_t)sprintf(big + n, "}");
+	char err[256];
+	v = json_parse(big, n, err, sizeof(err));
+	CHECK(v == NULL, "5000 keys with one repeated rejected");
+	CHECK_STR(err, "line 4001, column 1: duplicate key \"k17\"", "at the repeated key");
+	big[n - 1] = '\0';
+	n = (size_t)sprintf(big, "{");
+	for (int i = 0; i < 5000; i++)
+		n += (size_t)sprintf(big + n, "%s\"k%d\": %d", i ? "," : "", i, i);
+	n += (size_t)sprintf(big + n, "}");
+	v = json_parse(big, n, err, sizeof(err));
+	CHECK(v && v->u.obj.n == 5000 && json_get(v, "k4999"), "5000 distinct keys accepted");
+	json_free(v);
+	free(big);
+}
+
 static char *read_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY);
@@ -373,6 +417,7 @@ int main(void)
 	test_depth();
 	test_numbers();
 	test_build();
+	test_edit_parsed();
 	test_golden();
 	test_damage();
 	test_file_errors();

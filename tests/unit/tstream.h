@@ -27,6 +27,8 @@ static inline void mb_need(struct membuf *b, size_t n)
 
 static inline void mb_bytes(struct membuf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;
 	mb_need(b, n);
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
