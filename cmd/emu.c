@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "emu/emu.h"
+#include "emu/model.h"
 #include "io/msg.h"
 
 static const char usage[] =
@@ -29,6 +30,16 @@ static const char usage[] =
 	"still writes complete Paraver files covering what was played (exit 0).\n"
 	"Exit status: 0 on success, 1 on bad input (one line names the stream,\n"
 	"byte offset and event) or when the outputs cannot be written.\n";
+
+/* The models this build emulates, one a line: "  ovni 1.1.0 'O'". */
+static void print_models(FILE *f)
+{
+	fputs("\nModels:\n", f);
+	for (int id = 0; id < 256; id++)
+		for (size_t i = 0; emu_models[i]; i++)
+			if ((unsigned char)emu_models[i]->id == id)
+				fprintf(f, "  %s %s '%c'\n", emu_models[i]->name, emu_models[i]->version, id);
+}
 
 static void on_signal(int sig)
 {
@@ -53,7 +64,10 @@ static int run(int argc, char **argv)
 		case 'a': o.all_models = 1; break;
 		case 'b': o.breakdown = 1; break;
 		case 'l': o.lint = 1; break;
-		case 'h': fputs(usage, stdout); return 0;
+		case 'h':
+			fputs(usage, stdout);
+			print_models(stdout);
+			return 0;
 		default:
 			fprintf(stderr, "Try `ovni emu --help`.\n");
 			return 1;

@@ -15,7 +15,9 @@
 #          The partial outputs of a run that failed are not compared. A step
 #          whose subcommand this ovni lacks prints "skip - ..." (not counted)
 #          and the later steps of the case are skipped too, except a missing
-#          sort: the later steps then start from expected/I-sort/sorted/.
+#          sort: the later steps then start from expected/I-sort/sorted/. An
+#          emu step whose trace requires a model (or -a: all of them) missing
+#          from `ovni emu --help` is skipped the same way.
 # Prints "ok - CASE WHAT" / "not ok - CASE WHAT" and ends with
 # "N passed, N failed". Exit status 1 if anything failed.
 #
@@ -70,6 +72,24 @@ compare_files() {
 	return $bad
 }
 
+# The models of the reference; a require of another name is ignored by emu.
+REF_MODELS="nanos6 nodes kernel mpi ovni openmp tampi nosv"
+EMU_MODELS=$("$OVNI" emu --help 2>/dev/null | sed -n '/^Models:/,$p' | awk 'NR > 1 {print $1}')
+
+# models_lacking TRACE ARGS: the reference models that the trace requires
+# (or all of them with -a) but this ovni emu does not have, " a b".
+models_lacking() {
+	need=$(find "$1" -name stream.json -exec sed -n '/"require": *{/,/}/p' {} + |
+		grep -o '"[A-Za-z0-9_]*": *"' | tr -d '": ' | sort -u)
+	case " $2 " in *" -a "*) need="$need $REF_MODELS" ;; esac
+	out=
+	for m in $need; do
+		case " $REF_MODELS " in *" $m "*) ;; *) continue ;; esac
+		case " $(echo $EMU_MODELS) " in *" $m "*) ;; *) case "$out " in *" $m "*) ;; *) out="$out $m" ;; esac ;; esac
+	done
+	echo "$out"
+}
+
 run_steps() {
 	c=$1; name=$2
 	[ -f "$c/steps" ] || return
@@ -96,6 +116,14 @@ run_steps() {
 			stop="this ovni has no $sub"
 			skip "$name $step ($stop)"
 			continue
+		fi
+		if [ "$sub" = emu ]; then
+			lacking=$(models_lacking "$work" "$args")
+			if [ -n "$lacking" ]; then
+				stop="this ovni emu lacks the models:$lacking"
+				skip "$name $step ($stop)"
+				continue
+			fi
 		fi
 		exp=$c/expected/$step
 		# $args unquoted: the step's arguments are separate words

@@ -10,6 +10,7 @@
 
 #include "chan/fail.h"
 #include "clkoff.h"
+#include "events.h"
 #include "emu/sched.h"
 #include "io/msg.h"
 #include "version.h"
@@ -181,9 +182,13 @@ static int enable_models(struct emu *e)
 		msg_info("all %zu models are enabled (-a):", total);
 	else
 		msg_info("%zu model%s enabled:", n, n == 1 ? " is" : "s are");
-	for (int id = 0; id < 256; id++)
-		if (e->enabled[id])
-			msg_info("  %8s %s '%c'", e->model[id]->name, e->model[id]->version, id);
+	for (int id = 0; id < 256; id++) {
+		if (!e->enabled[id])
+			continue;
+		const struct model_info *mi = model_info_by_id((char)id);
+		msg_info("  %8s %s '%c' (%zu events)", e->model[id]->name, e->model[id]->version, id,
+			 mi ? mi->nevents : (size_t)0);
+	}
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /* The model interface. A model is one file (or folder) under lib/model/
- * defining a `const struct emu_model model_<name>` and one line in the
+ * defining a `const struct emu_model emu_model_<name>` and one line in the
  * table of lib/emu/models.c. Hooks run for enabled models in the ASCII
  * order of their character (6 D K M O P T V), which also orders the types
  * in the .pcf files. Every hook returns 0, or -1 after failf() (event and
@@ -30,8 +30,8 @@ struct emu_model {
 };
 
 /* The models, so that adding one to the table is one line there. */
-extern const struct emu_model model_nanos6, model_nodes, model_kernel, model_mpi,
-	model_ovni, model_openmp, model_tampi, model_nosv;
+extern const struct emu_model emu_model_nanos6, emu_model_nodes, emu_model_kernel, emu_model_mpi,
+	emu_model_ovni, emu_model_openmp, emu_model_tampi, emu_model_nosv;
 
 /* Every model, NULL terminated (lib/emu/models.c). */
 extern const struct emu_model *const emu_models[];

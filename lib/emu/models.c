@@ -5,7 +5,7 @@
 #include "emu/model.h"
 
 const struct emu_model *const emu_models[] = {
-	&model_kernel,
-	&model_ovni,
+	&emu_model_kernel,
+	&emu_model_ovni,
 	NULL,
 };

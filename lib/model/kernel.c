@@ -68,7 +68,7 @@ static void kernel_free(struct emu *e)
 	e->mdata['K'] = NULL;
 }
 
-const struct emu_model model_kernel = {
+const struct emu_model emu_model_kernel = {
 	.id = 'K',
 	.name = "kernel",
 	.version = "1.0.0",

@@ -463,7 +463,7 @@ static int event(struct emu *e)
 	return failf("unknown ovni event category '%c'", mcv[1]);
 }
 
-const struct emu_model model_ovni = {
+const struct emu_model emu_model_ovni = {
 	.id = 'O',
 	.name = "ovni",
 	.version = "1.1.0",
