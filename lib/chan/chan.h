@@ -21,6 +21,7 @@ enum chan_kind { CHAN_SINGLE, CHAN_STACK };
 
 struct chan;
 struct bay;
+struct mux_input;
 
 /* A callback hooked to a channel; returns 0 or -1 (after failf). */
 typedef int (*chan_cb_fn)(struct chan *c, void *arg);
@@ -33,6 +34,13 @@ struct chan_cb {
 struct chan_cbs {
 	struct chan_cb *v;
 	uint32_t n, cap;
+};
+
+/* The mux inputs that pick a channel now, in the order they were set up:
+ * one dirty callback forwards the channel to just those muxes. */
+struct chan_fan {
+	struct mux_input **v;
+	size_t n, cap;
 };
 
 /* The bay's queue of dirty channels, in the order they became dirty. */
@@ -53,6 +61,7 @@ struct chan {
 	struct chan_cbs on_dirty, on_emit;
 	struct value *stack;
 	uint32_t depth, stack_cap;
+	struct chan_fan *fan; /* muxes picking this channel now (lib/chan/mux.c) */
 	char *name;
 };
 

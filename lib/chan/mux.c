@@ -26,23 +26,65 @@ static int forward(struct mux *m)
 	return chan_set(m->output, v);
 }
 
+static uint64_t next_seq;
+
+static void fan_remove(struct chan_fan *f, struct mux_input *in)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->v[i] == in) {
+			memmove(f->v + i, f->v + i + 1, (f->n - i - 1) * sizeof(*f->v));
+			f->n--;
+			return;
+		}
+	}
+}
+
+/* Keeps the fan in set-up order, the order the muxes would run in if each
+ * input had its own callback. */
+static int fan_insert(struct chan_fan *f, struct mux_input *in)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 4;
+		struct mux_input **v = realloc(f->v, cap * sizeof(*v));
+		if (!v)
+			return failf("out of memory for the mux of %s", in->mux->output->name);
+		f->v = v;
+		f->cap = cap;
+	}
+	size_t i = f->n;
+	while (i > 0 && f->v[i - 1]->seq > in->seq) {
+		f->v[i] = f->v[i - 1];
+		i--;
+	}
+	f->v[i] = in;
+	f->n++;
+	return 0;
+}
+
 static int on_select(struct chan *c, void *arg)
 {
 	struct mux *m = arg;
 	struct mux_input *in;
 	if (m->fn(m, chan_read(c), &in) != 0)
 		return -1;
-	m->picked = in;
+	if (in != m->picked) {
+		if (m->picked && m->picked->chan)
+			fan_remove(m->picked->chan->fan, m->picked);
+		if (in && in->chan && fan_insert(in->chan->fan, in) != 0)
+			return -1;
+		m->picked = in;
+	}
 	return forward(m);
 }
 
 static int on_input(struct chan *c, void *arg)
 {
-	struct mux_input *in = arg;
-	(void)c;
-	if (in->mux->picked != in)
-		return 0;
-	return forward(in->mux);
+	(void)arg;
+	struct chan_fan *f = c->fan;
+	for (size_t i = 0; i < f->n; i++)
+		if (forward(f->v[i]->mux) != 0)
+			return -1;
+	return 0;
 }
 
 int mux_init(struct mux *m, struct chan *select, struct chan *output,
@@ -69,6 +111,9 @@ int mux_init(struct mux *m, struct chan *select, struct chan *output,
 
 void mux_free(struct mux *m)
 {
+	if (m->picked && m->picked->chan && m->picked->chan->fan)
+		fan_remove(m->picked->chan->fan, m->picked);
+	m->picked = NULL;
 	free(m->inputs);
 	m->inputs = NULL;
 }
@@ -80,7 +125,11 @@ int mux_set_input(struct mux *m, size_t i, struct chan *in)
 	if (m->inputs[i].chan)
 		return failf("mux of %s: input %zu already set", m->output->name, i);
 	m->inputs[i].chan = in;
-	if (chan_on_dirty(in, on_input, &m->inputs[i]) != 0)
+	m->inputs[i].seq = next_seq++;
+	if (in->fan)
+		return 0;
+	in->fan = calloc(1, sizeof(*in->fan));
+	if (!in->fan || chan_on_dirty(in, on_input, NULL) != 0)
 		return failf("out of memory for the mux of %s", m->output->name);
 	return 0;
 }

@@ -1,11 +1,14 @@
 /* A multiplexer: a select channel picks one of N input channels and the
  * output follows it (or holds the default when none is picked). Only the
- * picked input forwards its changes. The output accepts several writes per
+ * picked input forwards its changes: an input channel keeps the list of
+ * muxes picking it now (its fan), so a change costs nothing for the muxes
+ * that do not show it (a CPU mux has every thread of its node as input). The output accepts several writes per
  * propagation and duplicates (CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP). */
 #ifndef OVNI_CHAN_MUX_H
 #define OVNI_CHAN_MUX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "chan/chan.h"
 
@@ -15,6 +18,7 @@ struct mux_input {
 	struct mux *mux;
 	struct chan *chan; /* NULL: never picked */
 	size_t index;
+	uint64_t seq; /* when it was set up: orders the muxes of one channel */
 };
 
 /* Picks the input for the select value sel: *out = the input, or NULL for

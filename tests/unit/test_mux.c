@@ -147,9 +147,55 @@ static void test_tracks(void)
 	bay_free(&bay);
 }
 
+/* Two muxes over the same input channel: a change reaches only the muxes
+ * picking it, in the order the muxes were set up, whatever the picks' order. */
+static void test_shared_input(void)
+{
+	struct bay bay;
+	struct chan sa, sb, in, oa, ob;
+	bay_init(&bay);
+	chan_init(&sa, CHAN_SINGLE, "sa");
+	chan_init(&sb, CHAN_SINGLE, "sb");
+	chan_init(&in, CHAN_SINGLE, "in");
+	chan_init(&oa, CHAN_SINGLE, "oa");
+	chan_init(&ob, CHAN_SINGLE, "ob");
+	struct chan *all[] = { &sa, &sb, &in, &oa, &ob };
+	for (int i = 0; i < 5; i++)
+		bay_add(&bay, all[i]);
+	chan_on_emit(&oa, log_emit, NULL);
+	chan_on_emit(&ob, log_emit, NULL);
+	struct mux a, b;
+	mux_init(&a, &sa, &oa, NULL, 1);
+	mux_set_input(&a, 0, &in);
+	mux_init(&b, &sb, &ob, NULL, 1);
+	mux_set_input(&b, 0, &in);
+	chan_set(&sb, value_int64(0));
+	step(&bay);
+	chan_set(&sa, value_int64(0));
+	step(&bay);
+	chan_set(&in, value_int64(4));
+	step(&bay);
+	CHECK_STR(log_buf, "oa=4 ob=4 ", "both muxes pick the input: set-up order, not pick order");
+	chan_set(&sa, value_null());
+	step(&bay);
+	chan_set(&in, value_int64(5));
+	step(&bay);
+	CHECK_STR(log_buf, "ob=5 ", "a mux that stopped picking the input no longer follows it");
+	chan_set(&sa, value_int64(0));
+	chan_set(&sb, value_null());
+	step(&bay);
+	CHECK_STR(log_buf, "oa=5 ob=null ", "picks can move between muxes");
+	mux_free(&a);
+	mux_free(&b);
+	for (int i = 0; i < 5; i++)
+		chan_free(all[i]);
+	bay_free(&bay);
+}
+
 int main(void)
 {
 	test_mux();
+	test_shared_input();
 	test_tracks();
 	return t_done();
 }
