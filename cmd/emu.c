@@ -93,14 +93,15 @@ static int run(int argc, char **argv)
 		return 1;
 	}
 	int rc = emu_run(&e);
-	if (emu_finish(&e) != 0)
+	int finished = emu_finish(&e) == 0;
+	if (!finished)
 		rc = -1;
 	if (rc == 0 && e.partial)
 		msg_info("stopped early: the outputs are complete up to %lld ns of the trace",
 			 (long long)e.last_dclock);
 	else if (rc == 0)
 		msg_info("wrote %s/thread.prv and %s/cpu.prv", e.outdir, e.outdir);
-	else if (e.failed)
+	else if (e.failed && finished)
 		msg_info("the outputs are complete up to the failing event, %lld ns into the trace",
 			 (long long)e.last_dclock);
 	emu_free(&e);

@@ -86,6 +86,9 @@ static int open_streams(struct emu *e)
 	if (player_init(&e->player, e->readers, n, e->offsets, 0) != 0)
 		return -1;
 	e->have_player = 1;
+	for (size_t i = 0; i < n; i++)
+		if (!player_first(&e->player, i))
+			msg_warn("%s has no events", e->trace.streams[i].obs_name);
 	return 0;
 }
 
@@ -343,6 +346,14 @@ static int step(struct emu *e)
 	return bay_propagate(&e->bay);
 }
 
+static int write_failed(const struct emu *e)
+{
+	for (size_t i = 0; i < e->npvts; i++)
+		if (e->pvts[i]->open && e->pvts[i]->prv.out.err)
+			return 1;
+	return 0;
+}
+
 static void report(struct emu *e)
 {
 	const struct player_ev *pe = &e->pev;
@@ -377,7 +388,8 @@ int emu_run(struct emu *e)
 		}
 		if (step(e) != 0) {
 			progress_clear(p);
-			report(e);
+			if (!write_failed(e)) /* else the writer said it */
+				report(e);
 			e->partial = 1;
 			e->failed = 1;
 			rc = -1;

@@ -151,7 +151,8 @@ static __attribute__((noinline)) void remember(struct prv_sink *s, int64_t w)
 
 static __attribute__((noinline)) int make_room(struct prv *p)
 {
-	out_flush(&p->out); /* a write error stays in p->out.err until close */
+	if (out_flush(&p->out) != 0)
+		return failf("cannot write %s: %s", p->path, strerror(p->out.err));
 	return 0;
 }
 

@@ -122,7 +122,15 @@ check "-o DIR: the outputs are in DIR" consistent "$TMP/out" thread
 check "-o DIR: and the views" test -f "$TMP/out/cfg/cpu/ovni/pid.cfg"
 check "-o DIR: the trace directory is left as it was" diff -r "$TMP/orig" "$d"
 check_fails "-o to a missing directory" "nowhere" "$OVNI" emu -o "$TMP/nowhere" "$d"
+if [ -w /dev/full ]; then
+	mkdir "$TMP/full"
+	ln -s /dev/full "$TMP/full/thread.prv"
+	check_fails "a full disk" "thread\.prv: .*No space left on device" "$OVNI" emu -o "$TMP/full" "$d"
+	check "the unfinished thread timeline is removed" test ! -e "$TMP/full/thread.prv"
+	check "the CPU timeline is complete" consistent "$TMP/full" cpu
+fi
 check "--help" "$OVNI" emu --help
+check "--help lists the models" sh -c "'$OVNI' emu --help | grep -q \"^  ovni 1.1.0 'O'\$\""
 check_fails "a missing TRACEDIR" "missing TRACEDIR" "$OVNI" emu
 check_fails "an unknown option" "" "$OVNI" emu -Z "$d"
 
