@@ -35,11 +35,13 @@ struct json *json_new(enum json_type type); /* empty object/array, null, false, 
 struct json *json_new_number(double n);
 struct json *json_new_string(const char *s);
 struct json *json_new_bool(int b);
-/* Takes ownership of val; replaces an existing key in place. -1 if no memory. */
+/* Takes ownership of val, even on failure (val is then freed, and NULL is
+ * accepted): json_set(o, "k", json_new_number(1)) never leaks. Replaces an
+ * existing key in place. -1 if no memory or obj is not an object. */
 int json_set(struct json *obj, const char *key, struct json *val);
 /* Like json_set on a dot path, creating missing objects on the way. */
 int json_dotset(struct json *obj, const char *dotpath, struct json *val);
-int json_append(struct json *arr, struct json *val);
+int json_append(struct json *arr, struct json *val); /* same ownership rule */
 struct json *json_copy(const struct json *v);
 
 /* malloc'd text (NUL terminated), *len set if len is not NULL. */

@@ -39,7 +39,12 @@ struct stream_meta {
 
 /* Fills m from root. file names stream.json in messages. Returns 0, or -1
  * after a one-line message such as
- * "FILE: line 3, column 5: ovni.tid must be a non-zero integer". */
+ * "FILE: line 3, column 5: ovni.tid must be a non-zero integer".
+ * With TRACE_REQUIRE_FINISHED (the emulator's needs): ovni.finished must be
+ * 1, ovni.require must exist and ovni.app_id must not be 0. Readers (dump,
+ * top, sort) pass 0 and so accept what a crashed program left. A stream
+ * whose ovni.part is not "thread" only needs version and part; is_thread
+ * is then 0 and the caller warns. */
 int meta_load(struct stream_meta *m, const struct json *root, const char *file, unsigned trace_flags);
 void meta_free(struct stream_meta *m);
 

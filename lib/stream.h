@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define STREAM_MAGIC "ovni"
@@ -15,6 +16,8 @@
 #define STREAM_HEADER_SIZE 8
 #define EV_HEADER_SIZE 12
 #define EV_FLAG_JUMBO 0x10
+#define EV_FLAG_RESERVED 0xe0 /* bits 5-7: never set by a writer */
+#define EV_JUMBO_HEADER_SIZE 16 /* header + the u32 length */
 #define EV_MAX_PAYLOAD 16
 #define EV_MAX_JUMBO (2u * 1024 * 1024) /* a jumbo event never exceeds the writer's buffer */
 
@@ -41,8 +44,14 @@ struct byte_src {
 /* A byte_src over a regular file opened read-only. Returns NULL after an
  * error message naming path. */
 struct byte_src *byte_src_file(const char *path);
+/* A byte_src over n bytes in memory (not copied; they must outlive it).
+ * chunk > 0 limits every read to chunk bytes (tests of the refill path). */
+struct byte_src *byte_src_mem(const void *data, size_t n, size_t chunk);
 
 #define SR_UNSORTED 1u /* a backward clock is reported as a warning and reading goes on */
+#define SR_QUIET 2u /* with SR_UNSORTED: no warning (the player reports the jump) */
+
+#define SR_BUF_SIZE (128u * 1024) /* initial read buffer of every stream */
 
 struct stream_reader {
 	const char *name; /* shown in messages (relative path of stream.obs) */
@@ -52,19 +61,51 @@ struct stream_reader {
 	uint64_t base; /* stream offset of buf[0] */
 	uint64_t last_clock;
 	unsigned flags;
-	int eof, nevents_seen;
+	int eof;
+	uint64_t nbackwards; /* backward clocks seen (SR_UNSORTED) */
 };
 
 /* Reads and checks the header. Returns 0, or -1 after a message naming the
  * file and offset (empty file, truncated header, wrong magic or version).
  * A header with no events is fine: sr_next() then returns 0. The reader
- * owns src from now on. */
+ * owns src from now on; when sr_open fails src is already closed, and
+ * sr_close(r) is still safe. */
 int sr_open(struct stream_reader *r, struct byte_src *src, const char *name, unsigned flags);
-/* 1 = *ev holds the next event, 0 = clean end, -1 = error reported
- * (event cut at end of file, impossible size code, jumbo past the end,
- * clock going backwards unless SR_UNSORTED). */
-int sr_next(struct stream_reader *r, struct ev *ev);
+/* The general case of sr_next: refills, jumbo events, errors. */
+int sr_next_slow(struct stream_reader *r, struct ev *ev);
 void sr_close(struct stream_reader *r);
+
+/* Payload size of a normal event by flags (0..15): code c>0 means c+1 bytes. */
+#define EV_PAYLOAD_SIZE(f) ((f) ? (uint32_t)(f) + 1 : 0u)
+
+/* 1 = *ev holds the next event, 0 = clean end, -1 = error reported
+ * (event cut at end of file, impossible flags, jumbo past the end,
+ * clock going backwards unless SR_UNSORTED). Inline: the common case is a
+ * normal event already in the buffer with a clock that does not go back. */
+static inline int sr_next(struct stream_reader *r, struct ev *ev)
+{
+	size_t avail = r->end - r->pos;
+	if (avail >= EV_HEADER_SIZE) {
+		const uint8_t *p = r->buf + r->pos;
+		uint32_t psize = EV_PAYLOAD_SIZE(p[0]);
+		uint64_t clock;
+		memcpy(&clock, p + 4, 8);
+		if (p[0] < EV_FLAG_JUMBO && EV_HEADER_SIZE + psize <= avail &&
+		    clock >= r->last_clock) {
+			ev->flags = p[0];
+			memcpy(ev->mcv, p + 1, 3);
+			ev->clock = clock;
+			ev->payload = p + EV_HEADER_SIZE;
+			ev->payload_size = psize;
+			ev->size = EV_HEADER_SIZE + psize;
+			ev->offset = r->base + r->pos;
+			r->pos += EV_HEADER_SIZE + psize;
+			r->last_clock = clock;
+			return 1;
+		}
+	}
+	return sr_next_slow(r, ev);
+}
 
 /* Writers (generators, the shim, sort). dst needs 12 + n bytes; n is 0 or
  * 2..16. Returns the event size. */

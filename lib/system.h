@@ -18,6 +18,7 @@ struct sys_cpu {
 	int64_t phyid;
 	int is_virtual;
 	struct sys_loom *loom;
+	size_t stream; /* a stream whose ovni.loom_cpus lists it (for messages) */
 	char name[64]; /* " CPU <loom gindex>.<phyid>" or "vCPU <loom gindex>.*" */
 };
 
@@ -63,10 +64,17 @@ struct system {
 	size_t ncpus;
 	struct sys_thread **by_stream; /* trace stream -> thread, NULL for ignored streams */
 	int sorted_by_rank; /* looms ordered by rank (else by name) */
+	const char *lib_version, *lib_commit; /* of the first thread stream */
+	int mixed_versions; /* some thread has another lib version or commit */
 };
 
 /* Builds the system from t (opened with TRACE_REQUIRE_FINISHED for emu).
- * Returns 0, or -1 after a one-line message naming the stream and rule. */
+ * Streams that are not threads are left out (by_stream NULL). Returns 0, or
+ * -1 after a one-line message naming the stream (or loom) and rule. Like the
+ * reference it prints, in this order: a warning on mixed lib versions,
+ * "sorting looms by rank|name", then on success "loaded N looms, N
+ * processes, N threads and N cpus" (physical CPUs) and "generated with
+ * libovni version V commit C" (msg_info, silenced by msg_set_quiet). */
 int system_build(struct system *sys, const struct trace *t);
 void system_free(struct system *sys);
 
