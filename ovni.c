@@ -10,6 +10,7 @@
 #include "version.h"
 
 static const struct command *const commands[] = {
+	&cmd_sort,
 	NULL
 };
 
