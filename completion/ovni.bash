@@ -3,6 +3,7 @@
 # Options of each subcommand; one line each.
 _ovni_opts() {
 	case $1 in
+	sort) echo "-c -n" ;;
 	esac
 }
 
@@ -35,6 +36,9 @@ _ovni() {
 		COMPREPLY=($(compgen -W "$(_ovni_subcommands)" -- "$cur"))
 		return
 	fi
+	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
+		return
+	fi
 	if _ovni_complete_arg "$prev"; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -48,7 +52,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo ""
+	echo "sort"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -6,7 +6,7 @@ subs=$("$OVNI" --help | sed -n '/^Subcommands:/,/^$/p' | awk 'NR>1 && NF {print 
 for s in $subs; do
 	man=$ROOT/docs/ovni-$s.1
 	if [ -f "$man" ]; then ok "$s has a man page"; else not_ok "$s has a man page (docs/ovni-$s.1)"; fi
-	grep -q "^ *$s)" "$ROOT/completion/ovni.bash" && grep -q "'$s:" "$ROOT/completion/_ovni" &&
+	grep -q "^[[:space:]]*$s)" "$ROOT/completion/ovni.bash" && grep -q "'$s:" "$ROOT/completion/_ovni" &&
 		grep -q -- "-a $s " "$ROOT/completion/ovni.fish" && ok "$s is completed as a subcommand" ||
 		not_ok "$s is completed as a subcommand in bash, zsh and fish"
 	flags=$("$OVNI" "$s" --help | grep -oE '(^|[ ,[])--?[A-Za-z][-A-Za-z0-9]*' | sed 's/^[ ,[]//' | sort -u)
