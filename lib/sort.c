@@ -41,6 +41,7 @@ struct sorter {
 	int write_all;
 	uint8_t *buf; /* stream bytes [base, base + len) */
 	size_t cap, len;
+	size_t base_cap; /* the size asked for; a far window grows it for a while */
 	size_t dec; /* buf[0, dec) holds whole events, indexed in ev */
 	uint64_t base;
 	uint64_t start; /* offset of the stream's first event */
@@ -452,6 +453,41 @@ static int lookback_error(struct sorter *s, uint64_t m, size_t k)
 	return -1;
 }
 
+/* After a far window: write it out and give the memory back, so that
+ * memory follows the largest window and not the number of them. */
+static int shrink(struct sorter *s)
+{
+	if (s->keycap > s->base_cap / 16) {
+		free(s->keys);
+		free(s->keys2);
+		free(s->tmp);
+		s->keys = s->keys2 = NULL;
+		s->tmp = NULL;
+		s->keycap = s->tmpcap = 0;
+	}
+	if (s->cap <= s->base_cap)
+		return 0;
+	size_t keep = keep_from(s);
+	if (keep && flush(s, keep) < 0)
+		return -1;
+	size_t cap = s->cap;
+	while (cap > s->base_cap && s->len <= cap / 4)
+		cap /= 2;
+	if (cap == s->cap)
+		return 0;
+	uint8_t *b = realloc(s->buf, cap);
+	size_t evcap = cap / EV_HEADER_SIZE + 1;
+	size_t *ev = b ? realloc(s->ev, evcap * sizeof(*ev)) : NULL;
+	if (b)
+		s->buf = b;
+	if (ev) {
+		s->ev = ev;
+		s->cap = cap;
+		s->evcap = evcap;
+	}
+	return 0;
+}
+
 /* The region that started at s->open ends at event k (its OU]). */
 static int sort_region(struct sorter *s, size_t k)
 {
@@ -502,7 +538,9 @@ static int on_marker(struct sorter *s, size_t i, uint8_t c)
 	}
 	s->state = ST_SORTED;
 	s->st->regions++;
-	return sort_region(s, i);
+	if (sort_region(s, i) < 0)
+		return -1;
+	return s->cap > s->base_cap || s->keycap > s->base_cap / 16 ? shrink(s) : 0;
 }
 
 /* Indexes the whole events read so far and runs the state machine. */
