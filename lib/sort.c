@@ -643,8 +643,10 @@ int sort_events(const struct sort_io *io, uint64_t start, const struct sort_opts
 	s.block_events = clamp(mem / 256, 1, BLOCK_EVENTS);
 	s.max_blocks = clamp(mem / 16, 4, MAX_BLOCKS);
 	int r = -1;
-	if (grow(&s, io->size - start < mem ? (size_t)(io->size - start) + 16 : mem) == 0)
+	if (grow(&s, io->size - start < mem ? (size_t)(io->size - start) + 16 : mem) == 0) {
+		s.base_cap = s.cap;
 		r = run(&s);
+	}
 	sorter_free(&s);
 	return r;
 }
