@@ -10,6 +10,8 @@
 #include "version.h"
 
 static const struct command *const commands[] = {
+	&cmd_dump,
+	&cmd_top,
 	&cmd_sort,
 	NULL
 };

@@ -3,6 +3,8 @@
 # Options of each subcommand; one line each.
 _ovni_opts() {
 	case $1 in
+	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
+	top) echo "" ;;
 	sort) echo "-c -n" ;;
 	esac
 }
@@ -36,6 +38,9 @@ _ovni() {
 		COMPREPLY=($(compgen -W "$(_ovni_subcommands)" -- "$cur"))
 		return
 	fi
+	case $prev in
+	--stream|--mcv|--from|--to) return ;;
+	esac
 	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
 		return
 	fi
@@ -52,7 +57,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "sort"
+	echo "dump top sort"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -4,13 +4,33 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version sort
+    printf '%s\n' help version dump top sort
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
 complete -c ovni -f -n __ovni_no_subcommand -a version -d 'show versions of everything inside the binary'
 complete -c ovni -n __ovni_no_subcommand -s h -l help -d 'show help'
 complete -c ovni -n __ovni_no_subcommand -s V -l version -d 'show the version'
+
+# dump (also installed as ovnidump)
+complete -c ovni -f -n __ovni_no_subcommand -a dump -d 'print the events of a trace in clock order'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -s x -l hex -d 'print the payload bytes in hex'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -l json -d 'one JSON object per event'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l stream -d 'only the streams whose path matches GLOB'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l mcv -d 'only the events whose MCV matches GLOB'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l from -d 'only the events with a raw clock >= NS'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l to -d 'only the events with a raw clock <= NS'
+complete -c ovnidump -s x -l hex -d 'print the payload bytes in hex'
+complete -c ovnidump -l json -d 'one JSON object per event'
+complete -c ovnidump -x -l stream -d 'only the streams whose path matches GLOB'
+complete -c ovnidump -x -l mcv -d 'only the events whose MCV matches GLOB'
+complete -c ovnidump -x -l from -d 'only the events with a raw clock >= NS'
+complete -c ovnidump -x -l to -d 'only the events with a raw clock <= NS'
+complete -c ovnidump -s h -l help -d 'show the help'
+
+# top (also installed as ovnitop)
+complete -c ovni -f -n __ovni_no_subcommand -a top -d 'count the events of a trace by MCV'
+complete -c ovnitop -s h -l help -d 'show the help'
 
 # sort (also installed as ovnisort)
 complete -c ovni -f -n __ovni_no_subcommand -a sort -d 'sort the unordered regions of a trace\'s streams in place'

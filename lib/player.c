@@ -14,7 +14,7 @@ static int64_t sclock_of(const struct player *p, size_t s)
 }
 
 /* Insert at size+1 and bubble up while strictly smaller than the parent. */
-static void heap_push(struct player *p, int64_t sclock, size_t s)
+static inline void heap_push(struct player *p, int64_t sclock, size_t s)
 {
 	struct player_node *h = p->heap;
 	size_t k = ++p->size;
@@ -28,24 +28,20 @@ static void heap_push(struct player *p, int64_t sclock, size_t s)
 
 /* Take the root, move the last node there and sift it down: it swaps with
  * the left child if strictly smaller, or with the right child if strictly
- * smaller than both. Equal keys never move. */
-static struct player_node heap_pop(struct player *p)
+ * smaller than both. Equal keys never move. Written as "the smaller child
+ * (left on ties), if strictly smaller than the node", which is the same. */
+static inline struct player_node heap_pop(struct player *p)
 {
 	struct player_node *h = p->heap;
 	struct player_node top = h[1];
 	struct player_node last = h[p->size--];
 	size_t n = p->size, k = 1;
 	for (;;) {
-		size_t l = 2 * k, r = l + 1;
-		int64_t min = last.sclock;
-		size_t m = k;
-		if (l <= n && h[l].sclock < min) {
-			m = l;
-			min = h[l].sclock;
-		}
-		if (r <= n && h[r].sclock < min)
-			m = r;
-		if (m == k)
+		size_t m = 2 * k;
+		if (m > n)
+			break;
+		m += m < n && h[m + 1].sclock < h[m].sclock;
+		if (!(h[m].sclock < last.sclock))
 			break;
 		h[k] = h[m];
 		k = m;

@@ -91,6 +91,8 @@ static ssize_t mem_read(struct byte_src *s, void *buf, size_t n)
 		n = left;
 	if (m->chunk && n > m->chunk)
 		n = m->chunk;
+	if (n == 0)
+		return 0;
 	memcpy(buf, m->data + m->pos, n);
 	m->pos += n;
 	return (ssize_t)n;
