@@ -6,6 +6,7 @@ _ovni_opts() {
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
 	top) echo "" ;;
 	sort) echo "-c -n" ;;
+	events) echo "" ;;
 	esac
 }
 
@@ -44,6 +45,10 @@ _ovni() {
 	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
 		return
 	fi
+	if [ "$cmd" = events ] && [[ $cur != -* ]]; then
+		COMPREPLY=($(compgen -W "nanos6 nodes kernel mpi ovni openmp tampi nosv" -- "$cur"))
+		return
+	fi
 	if _ovni_complete_arg "$prev"; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -57,7 +62,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top sort"
+	echo "dump top events sort"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "events.h"
 #include "stream.h"
 
 void version_print_details(FILE *f)
@@ -12,6 +13,8 @@ void version_print_details(FILE *f)
 	fprintf(f, "zstd: %s\n", ZSTD_versionString());
 	fprintf(f, "stream format: %d\n", STREAM_VERSION);
 	fprintf(f, "metadata format: %d\n", METADATA_VERSION);
+	for (size_t i = 0; model_infos[i]; i++)
+		fprintf(f, "model %s (%c): %s\n", model_infos[i]->name, model_infos[i]->id, model_infos[i]->version);
 }
 
 /* Each of major and minor ends at '.', patch at '.', '-' or the end; what
