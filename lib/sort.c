@@ -198,7 +198,9 @@ static int reserve_keys(struct sorter *s, size_t n, size_t bytes)
 	return 0;
 }
 
-/* Puts events [j, k) in clock order; event k (the OU]) bounds the last size. */
+/* Puts events [j, k) in clock order; event k (the OU]) bounds the last size.
+ * The window is sorted up to its first backward clock at i: only [i, k)
+ * needs sorting, then it merges with [j, i) from the back, in place. */
 static int sort_window(struct sorter *s, size_t j, size_t k)
 {
 	size_t i = j + 1;
@@ -210,31 +212,45 @@ static int sort_window(struct sorter *s, size_t j, size_t k)
 	}
 	if (i >= k)
 		return 0;
-	size_t n = k - j, bytes = s->ev[k] - s->ev[j];
-	if (reserve_keys(s, n, bytes) < 0)
+	size_t m = k - i;
+	if (reserve_keys(s, m, s->ev[k] - s->ev[i]) < 0)
 		return -1;
-	for (size_t t = 0; t < n; t++) {
+	size_t o = 0;
+	for (size_t t = 0; t < m; t++) {
 		struct key *key = &s->keys[t];
-		key->off = s->ev[j + t];
-		key->size = s->ev[j + t + 1] - key->off;
-		key->clock = ev_clock(s->buf + key->off);
+		size_t off = s->ev[i + t];
+		key->size = s->ev[i + t + 1] - off;
+		key->clock = ev_clock(s->buf + off);
+		key->off = o;
+		memcpy(s->tmp + o, s->buf + off, key->size);
+		o += key->size;
 	}
-	key_sort(s->keys, s->keys2, n);
-	uint8_t *d = s->tmp;
-	for (size_t t = 0; t < n; t++) {
-		memcpy(d, s->buf + s->keys[t].off, s->keys[t].size);
-		d += s->keys[t].size;
-	}
-	memcpy(s->buf + s->ev[j], s->tmp, bytes);
-	size_t pos = s->ev[j];
-	for (size_t t = 0; t < n; t++) {
-		s->ev[j + t] = pos;
-		pos += s->keys[t].size;
+	key_sort(s->keys, s->keys2, m);
+	/* Slot t takes the last of what is left; prefix events only move right,
+	 * over bytes already taken, so [j, p) is intact until read. */
+	size_t t = k, p = i, q = m, pos = s->ev[k];
+	while (q > 0) {
+		const struct key *kq = &s->keys[q - 1];
+		size_t run = p;
+		while (run > j && clock_at(s, run - 1) > kq->clock)
+			run--;
+		if (run < p) {
+			size_t len = s->ev[p] - s->ev[run], shift = pos - len - s->ev[run];
+			memmove(s->buf + pos - len, s->buf + s->ev[run], len);
+			for (size_t x = p; x-- > run;)
+				s->ev[--t] = s->ev[x] + shift;
+			pos -= len;
+			p = run;
+		}
+		pos -= kq->size;
+		memcpy(s->buf + pos, s->tmp + kq->off, kq->size);
+		s->ev[--t] = pos;
+		q--;
 	}
 	s->st->moved++;
 	s->st->changed = 1;
-	if (n > s->st->max_window)
-		s->st->max_window = n;
+	if (k - j > s->st->max_window)
+		s->st->max_window = k - j;
 	return 0;
 }
 
@@ -457,7 +473,7 @@ static int lookback_error(struct sorter *s, uint64_t m, size_t k)
  * memory follows the largest window and not the number of them. */
 static int shrink(struct sorter *s)
 {
-	if (s->keycap > s->base_cap / 16) {
+	if (s->keycap > s->base_cap / 16 || s->tmpcap > s->base_cap) {
 		free(s->keys);
 		free(s->keys2);
 		free(s->tmp);
@@ -540,7 +556,8 @@ static int on_marker(struct sorter *s, size_t i, uint8_t c)
 	s->st->regions++;
 	if (sort_region(s, i) < 0)
 		return -1;
-	return s->cap > s->base_cap || s->keycap > s->base_cap / 16 ? shrink(s) : 0;
+	int big = s->cap > s->base_cap || s->keycap > s->base_cap / 16 || s->tmpcap > s->base_cap;
+	return big ? shrink(s) : 0;
 }
 
 /* Indexes the whole events read so far and runs the state machine. */
