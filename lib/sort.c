@@ -359,9 +359,11 @@ static int make_room(struct sorter *s)
 /* Brings events [gj, first) back from the output; *k follows the shift. */
 static int rewind_to(struct sorter *s, uint64_t gj, uint64_t oj, size_t *k)
 {
+	if (s->base - oj > SIZE_MAX / 2)
+		return no_memory(s, SIZE_MAX);
 	size_t r = (size_t)(s->base - oj), cnt = (size_t)(s->first - gj);
-	if (s->base - oj > SIZE_MAX / 2 || grow(s, s->len + r) < 0)
-		return s->base - oj > SIZE_MAX / 2 ? no_memory(s, SIZE_MAX) : -1;
+	if (grow(s, s->len + r) < 0)
+		return -1;
 	memmove(s->buf + r, s->buf, s->len);
 	memmove(s->ev + cnt, s->ev, s->nev * sizeof(*s->ev));
 	for (size_t i = cnt; i < cnt + s->nev; i++)
