@@ -11,9 +11,29 @@
  * OU[ included) is put in clock order; equal clocks keep their file order.
  * Regions are sorted one after the other, each on the result of the previous.
  *
+ * Equal clocks: the reference calls qsort, not stable in general, but no
+ * sorted window of the golden traces holds two equal clocks (no trace does),
+ * and glibc's qsort is a merge sort, stable, whenever its scratch buffer can
+ * be had; so equal clocks keep their file order here, always.
+ * -n N: the reference keeps the last N events, the closing OU] included
+ * (golden sort-first-and-full-ring: "nback=999999" and the clock it names
+ * are those of event 1000021 - 999999 = 22), so the window may start among
+ * the N-1 events before the OU]; if none qualifies there and the stream
+ * holds more than N events up to the OU], that is an error, else the window
+ * starts with the stream.
+ *
  * The engine streams: it holds the events a region can still reach and hands
  * older ones to io->write; when a region reaches further back it reads them
- * again through io->reread. Memory is bounded by the largest sorted window. */
+ * again through io->reread. Memory is bounded by the largest sorted window.
+ *
+ * For the emulator (sorting in memory, the trace untouched):
+ *  - whole stream in memory (read or mmap MAP_PRIVATE): sort_mem(events,
+ *    len, 8, &(struct sort_opts){ .name = relpath }, &st) sorts it in place;
+ *  - on the fly: sort_events() with flags SORT_FINAL and io->read pulling
+ *    the stream; io->write then receives every byte exactly once, in order
+ *    and final, as soon as no later region can move it: with .lookback = N
+ *    that is N events behind the input (reference semantics), with no limit
+ *    it is only at the end (everything is held). */
 #ifndef OVNI_SORT_H
 #define OVNI_SORT_H
 
