@@ -22,6 +22,43 @@
 
 #define JSON_MAX_DEPTH 512
 
+/* Flags of struct json. A parsed document lives in an arena: a list of big
+ * chunks freed together with the root, instead of one malloc per value (the
+ * allocator made that the main cost of opening a trace of many streams).
+ * Values built or attached later live on the heap; an arena object or array
+ * that grows moves its keys and arrays to the heap first. */
+#define F_ARENA 1u /* the node is inside an arena */
+#define F_HEAPDATA 2u /* arena node whose string, keys or arrays moved to the heap */
+#define F_DOC 4u /* the root of a parsed document: the arena starts with it */
+
+struct chunk {
+	struct chunk *next;
+	size_t size, used;
+};
+
+/* Chunk headers keep the data after them aligned for any value. */
+#define CHUNK_HDR ((sizeof(struct chunk) + 15) & ~(size_t)15)
+
+struct arena {
+	struct chunk *first, *cur;
+	size_t total;
+};
+
+/* One entry of an object or array being parsed. */
+struct slot {
+	char *key;
+	struct json *val;
+	int line, col; /* of the key */
+};
+
+/* Growable byte buffer for strings and the writers. */
+struct buf {
+	char *s;
+	size_t len, cap;
+	int oom;
+	int fixed; /* s is arena memory known to be big enough: never realloc */
+};
+
 struct parser {
 	const char *p, *end;
 	const char *line_start;
@@ -30,27 +67,91 @@ struct parser {
 	char *err;
 	size_t errlen;
 	int failed;
+	struct arena ar;
+	struct slot *stack; /* members of the open objects and arrays (in the arena) */
+	size_t top, cap;
 };
+
+static void *chunk_data(struct chunk *c)
+{
+	return (char *)c + CHUNK_HDR;
+}
+
+static struct chunk *new_chunk(struct arena *a, size_t size)
+{
+	struct chunk *c = malloc(CHUNK_HDR + size);
+	if (!c)
+		return NULL;
+	c->next = NULL;
+	c->size = size;
+	c->used = 0;
+	if (a->cur)
+		a->cur->next = c;
+	else
+		a->first = c;
+	a->cur = c;
+	a->total += size;
+	return c;
+}
+
+/* n bytes from the arena, 8-aligned; chunks double so that there are few. */
+static void *arena_alloc(struct arena *a, size_t n)
+{
+	n = (n + 7) & ~(size_t)7;
+	struct chunk *c = a->cur;
+	if (!c || c->size - c->used < n) {
+		size_t size = a->total > n ? a->total : n;
+		if (!(c = new_chunk(a, size < 1024 ? 1024 : size)))
+			return NULL;
+	}
+	void *p = (char *)chunk_data(c) + c->used;
+	c->used += n;
+	return p;
+}
+
+static void arena_free(struct chunk *c)
+{
+	while (c) {
+		struct chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+}
 
 static int col_of(const struct parser *ps, const char *at)
 {
 	return (int)(at - ps->line_start) + 1;
 }
 
-__attribute__((format(printf, 3, 4)))
-static void fail_at(struct parser *ps, const char *at, const char *fmt, ...)
+static void vfail(struct parser *ps, int line, int col, const char *fmt, va_list ap)
 {
 	if (ps->failed)
 		return;
 	ps->failed = 1;
 	if (!ps->err || ps->errlen == 0)
 		return;
-	int n = snprintf(ps->err, ps->errlen, "line %d, column %d: ", ps->line, col_of(ps, at));
+	int n = snprintf(ps->err, ps->errlen, "line %d, column %d: ", line, col);
 	if (n < 0 || (size_t)n >= ps->errlen)
 		return;
+	vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+}
+
+/* Records the first error, at the character at on the current line. */
+__attribute__((format(printf, 3, 4)))
+static void fail_at(struct parser *ps, const char *at, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+	vfail(ps, ps->line, col_of(ps, at), fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 4, 5)))
+static void fail_lc(struct parser *ps, int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(ps, line, col, fmt, ap);
 	va_end(ap);
 }
 
@@ -116,12 +217,19 @@ static struct json *oom(struct parser *ps)
 	return NULL;
 }
 
-/* Growable byte buffer for strings and the writers. */
-struct buf {
-	char *s;
-	size_t len, cap;
-	int oom;
-};
+/* A value of the document being parsed, at line:col. */
+static struct json *node(struct parser *ps, enum json_type type, int line, int col)
+{
+	struct json *v = arena_alloc(&ps->ar, sizeof(*v));
+	if (!v)
+		return oom(ps);
+	memset(v, 0, sizeof(*v));
+	v->type = type;
+	v->line = line;
+	v->col = col;
+	v->flags = F_ARENA;
+	return v;
+}
 
 static int buf_grow(struct buf *b, size_t n)
 {
@@ -129,6 +237,10 @@ static int buf_grow(struct buf *b, size_t n)
 		return -1;
 	if (b->cap - b->len >= n)
 		return 0;
+	if (b->fixed) {
+		b->oom = 1;
+		return -1;
+	}
 	size_t cap = b->cap ? b->cap : 64;
 	while (cap - b->len < n) {
 		if (cap > SIZE_MAX / 2) {
@@ -285,18 +397,26 @@ static int parse_escape(struct parser *ps, struct buf *b)
 	return -1;
 }
 
-/* Parses the string at ps->p (a '"'); the result is malloc'd in *out. */
+/* Parses the string at ps->p (a '"') into the arena. Decoding never makes
+ * a string longer than its source text, which sizes the buffer. */
 static int parse_string_raw(struct parser *ps, char **out, size_t *outlen)
 {
-	const char *start = ps->p;
-	struct buf b = { 0 };
-	if (buf_grow(&b, 16) == 0)
-		b.s[0] = '\0'; /* "" stays a valid C string */
+	const char *start = ps->p, *q = ps->p + 1;
+	while (q < ps->end && *q != '"')
+		q += *q == '\\' ? 2 : 1;
+	size_t span = (size_t)((q < ps->end ? q : ps->end) - (start + 1));
+	struct buf sb = { arena_alloc(&ps->ar, span + 1), 0, span + 1, 0, 1 };
+	struct buf *b = &sb;
+	if (!b->s) {
+		oom(ps);
+		return -1;
+	}
+	b->s[0] = '\0';
 	ps->p++;
 	for (;;) {
 		if (ps->p >= ps->end) {
 			fail_at(ps, start, "unterminated string");
-			goto err;
+			return -1;
 		}
 		unsigned char c = (unsigned char)*ps->p;
 		if (c == '"') {
@@ -304,51 +424,44 @@ static int parse_string_raw(struct parser *ps, char **out, size_t *outlen)
 			break;
 		}
 		if (c == '\\') {
-			if (parse_escape(ps, &b) < 0)
-				goto err;
+			if (parse_escape(ps, b) < 0)
+				return -1;
 		} else if (c < 0x20) {
 			if (c == '\n')
 				fail_at(ps, start, "unterminated string");
 			else
 				fail_at(ps, ps->p, "control character in string");
-			goto err;
+			return -1;
 		} else if (c < 0x80) {
 			const char *run = ps->p;
 			while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' &&
 			       (unsigned char)*ps->p >= 0x20 && (unsigned char)*ps->p < 0x80)
 				ps->p++;
-			buf_add(&b, run, (size_t)(ps->p - run));
+			buf_add(b, run, (size_t)(ps->p - run));
 		} else {
 			size_t n = utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
 			if (n == 0) {
 				fail_at(ps, ps->p, "invalid UTF-8 in string");
-				goto err;
+				return -1;
 			}
-			buf_add(&b, ps->p, n);
+			buf_add(b, ps->p, n);
 			ps->p += n;
 		}
 	}
-	if (b.oom || !b.s) {
+	if (b->oom) {
 		oom(ps);
-		goto err;
+		return -1;
 	}
-	*out = b.s;
-	*outlen = b.len;
+	*out = b->s;
+	*outlen = b->len;
 	return 0;
-err:
-	free(b.s);
-	return -1;
 }
 
 static struct json *parse_string(struct parser *ps)
 {
-	struct json *v = new_value(JSON_STRING, ps->line, col_of(ps, ps->p));
-	if (!v)
-		return oom(ps);
-	if (parse_string_raw(ps, &v->u.str.s, &v->u.str.len) < 0) {
-		free(v);
+	struct json *v = node(ps, JSON_STRING, ps->line, col_of(ps, ps->p));
+	if (!v || parse_string_raw(ps, &v->u.str.s, &v->u.str.len) < 0)
 		return NULL;
-	}
 	return v;
 }
 
@@ -418,9 +531,9 @@ static struct json *parse_number(struct parser *ps)
 		fail_at(ps, s, "number out of range");
 		return NULL;
 	}
-	struct json *v = new_value(JSON_NUMBER, ps->line, col_of(ps, s));
+	struct json *v = node(ps, JSON_NUMBER, ps->line, col_of(ps, s));
 	if (!v)
-		return oom(ps);
+		return NULL;
 	v->u.number = d;
 	ps->p = p;
 	return v;
@@ -446,14 +559,6 @@ static void expected(struct parser *ps, const char *what)
 		fail_at(ps, ps->p, "expected %s, found end of input", what);
 	else
 		fail_at(ps, ps->p, "expected %s", what);
-}
-
-static int obj_has(const struct json *o, const char *key, size_t keylen)
-{
-	for (size_t i = 0; i < o->u.obj.n; i++)
-		if (strlen(o->u.obj.keys[i]) == keylen && memcmp(o->u.obj.keys[i], key, keylen) == 0)
-			return 1;
-	return 0;
 }
 
 static int obj_push(struct json *o, char *key, struct json *val)
@@ -490,7 +595,58 @@ static int arr_push(struct json *a, struct json *val)
 	return 0;
 }
 
-static int parse_member(struct parser *ps, struct json *o)
+static int stack_push(struct parser *ps, char *key, struct json *val, int line, int col)
+{
+	if (ps->top == ps->cap) {
+		/* the old stack stays in the arena: at most as much again is lost */
+		size_t cap = ps->cap ? 2 * ps->cap : 16;
+		struct slot *st = arena_alloc(&ps->ar, cap * sizeof(*st));
+		if (!st) {
+			oom(ps);
+			return -1;
+		}
+		if (ps->top)
+			memcpy(st, ps->stack, ps->top * sizeof(*st));
+		ps->stack = st;
+		ps->cap = cap;
+	}
+	ps->stack[ps->top++] = (struct slot){ key, val, line, col };
+	return 0;
+}
+
+static int cmp_slot_key(const void *a, const void *b)
+{
+	const struct slot *x = *(const struct slot *const *)a, *y = *(const struct slot *const *)b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x < y ? -1 : x > y);
+}
+
+/* The first repeated key of the members st[0..n), in text order, or NULL.
+ * Small objects compare pairs; big ones sort, to stay O(n log n). */
+static const struct slot *find_duplicate(const struct slot *st, size_t n)
+{
+	const struct slot *dup = NULL;
+	if (n <= 16) {
+		for (size_t i = 1; i < n && !dup; i++)
+			for (size_t j = 0; j < i && !dup; j++)
+				if (strcmp(st[i].key, st[j].key) == 0)
+					dup = &st[i];
+		return dup;
+	}
+	const struct slot **by = malloc(n * sizeof(*by));
+	if (!by)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		by[i] = &st[i];
+	qsort(by, n, sizeof(*by), cmp_slot_key);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(by[i]->key, by[i - 1]->key) == 0 && (!dup || by[i] < dup))
+			dup = by[i];
+	free(by);
+	return dup;
+}
+
+static int parse_member(struct parser *ps)
 {
 	if (ps->p >= ps->end || *ps->p != '"') {
 		expected(ps, "a string key");
@@ -502,108 +658,118 @@ static int parse_member(struct parser *ps, struct json *o)
 	if (parse_string_raw(ps, &key, &keylen) < 0)
 		return -1;
 	if (strlen(key) != keylen) {
-		free(key);
 		fail_at(ps, kpos, "key contains a NUL character");
 		return -1;
 	}
-	if (obj_has(o, key, keylen)) {
-		fail_at(ps, kpos, "duplicate key \"%s\"", key); /* strings hold no newline: same line */
-		free(key);
-		return -1;
-	}
+	int line = ps->line, col = col_of(ps, kpos); /* strings hold no newline */
 	if (skip_space(ps) < 0)
-		goto err;
+		return -1;
 	if (ps->p >= ps->end || *ps->p != ':') {
 		expected(ps, "':'");
-		goto err;
+		return -1;
 	}
 	ps->p++;
 	struct json *val = parse_value(ps);
 	if (!val)
-		goto err;
-	if (obj_push(o, key, val) < 0) {
-		json_free(val);
-		oom(ps);
-		goto err;
+		return -1;
+	return stack_push(ps, key, val, line, col);
+}
+
+/* Moves the members st[base..top) into v (an object or array) in the arena. */
+static int close_container(struct parser *ps, struct json *v, size_t base)
+{
+	size_t n = ps->top - base;
+	const struct slot *st = ps->stack + base;
+	if (v->type == JSON_OBJECT) {
+		const struct slot *dup = find_duplicate(st, n);
+		if (dup) {
+			fail_lc(ps, dup->line, dup->col, "duplicate key \"%s\"", dup->key);
+			return -1;
+		}
+		v->u.obj.keys = arena_alloc(&ps->ar, n * sizeof(char *) + 1);
+		v->u.obj.vals = arena_alloc(&ps->ar, n * sizeof(struct json *) + 1);
+		if (!v->u.obj.keys || !v->u.obj.vals) {
+			oom(ps);
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			v->u.obj.keys[i] = st[i].key;
+			v->u.obj.vals[i] = st[i].val;
+		}
+		v->u.obj.n = v->u.obj.cap = n;
+	} else {
+		v->u.arr.items = arena_alloc(&ps->ar, n * sizeof(struct json *) + 1);
+		if (!v->u.arr.items) {
+			oom(ps);
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++)
+			v->u.arr.items[i] = st[i].val;
+		v->u.arr.n = v->u.arr.cap = n;
 	}
+	ps->top = base;
 	return 0;
-err:
-	free(key);
-	return -1;
 }
 
 static struct json *parse_object(struct parser *ps)
 {
-	struct json *o = new_value(JSON_OBJECT, ps->line, col_of(ps, ps->p));
+	struct json *o = node(ps, JSON_OBJECT, ps->line, col_of(ps, ps->p));
+	size_t base = ps->top;
 	if (!o)
-		return oom(ps);
+		return NULL;
 	ps->p++;
 	if (skip_space(ps) < 0)
-		goto err;
+		return NULL;
 	if (ps->p < ps->end && *ps->p == '}') {
 		ps->p++;
-		return o;
+		return close_container(ps, o, base) < 0 ? NULL : o;
 	}
 	for (;;) {
-		if (parse_member(ps, o) < 0)
-			goto err;
-		if (skip_space(ps) < 0)
-			goto err;
+		if (parse_member(ps) < 0 || skip_space(ps) < 0)
+			return NULL;
 		if (ps->p < ps->end && *ps->p == ',') {
 			ps->p++;
 			if (skip_space(ps) < 0)
-				goto err;
+				return NULL;
 			continue;
 		}
 		if (ps->p < ps->end && *ps->p == '}') {
 			ps->p++;
-			return o;
+			return close_container(ps, o, base) < 0 ? NULL : o;
 		}
 		expected(ps, "',' or '}'");
-		goto err;
+		return NULL;
 	}
-err:
-	json_free(o);
-	return NULL;
 }
 
 static struct json *parse_array(struct parser *ps)
 {
-	struct json *a = new_value(JSON_ARRAY, ps->line, col_of(ps, ps->p));
+	struct json *a = node(ps, JSON_ARRAY, ps->line, col_of(ps, ps->p));
+	size_t base = ps->top;
 	if (!a)
-		return oom(ps);
+		return NULL;
 	ps->p++;
 	if (skip_space(ps) < 0)
-		goto err;
+		return NULL;
 	if (ps->p < ps->end && *ps->p == ']') {
 		ps->p++;
-		return a;
+		return close_container(ps, a, base) < 0 ? NULL : a;
 	}
 	for (;;) {
 		struct json *v = parse_value(ps);
-		if (!v)
-			goto err;
-		if (arr_push(a, v) < 0) {
-			json_free(v);
-			oom(ps);
-			goto err;
-		}
-		if (skip_space(ps) < 0)
-			goto err;
+		if (!v || stack_push(ps, NULL, v, 0, 0) < 0 || skip_space(ps) < 0)
+			return NULL;
 		if (ps->p < ps->end && *ps->p == ',') {
 			ps->p++;
 			continue;
 		}
 		if (ps->p < ps->end && *ps->p == ']') {
 			ps->p++;
-			return a;
+			return close_container(ps, a, base) < 0 ? NULL : a;
 		}
 		expected(ps, "',' or ']'");
-		goto err;
+		return NULL;
 	}
-err:
-	json_free(a);
-	return NULL;
 }
 
 static struct json *parse_word(struct parser *ps)
@@ -614,9 +780,9 @@ static struct json *parse_word(struct parser *ps)
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		if (!match_word(ps, words[i].w))
 			continue;
-		struct json *v = new_value(words[i].t, ps->line, col_of(ps, ps->p));
+		struct json *v = node(ps, words[i].t, ps->line, col_of(ps, ps->p));
 		if (!v)
-			return oom(ps);
+			return NULL;
 		v->u.boolean = words[i].b;
 		ps->p += strlen(words[i].w);
 		return v;
@@ -660,19 +826,24 @@ struct json *json_parse(const char *text, size_t len, char *err, size_t errlen)
 	};
 	if (err && errlen)
 		err[0] = '\0';
-	struct json *v = parse_value(&ps);
-	if (!v)
-		return NULL;
-	if (skip_space(&ps) < 0) {
-		json_free(v);
-		return NULL;
+	/* the root goes first in the first chunk, so that json_free finds the arena */
+	struct json *root = NULL;
+	struct chunk *first = new_chunk(&ps.ar, 2 * len + 512);
+	if (first) {
+		root = arena_alloc(&ps.ar, sizeof(*root));
+	} else {
+		oom(&ps);
 	}
-	if (ps.p < ps.end) {
+	struct json *v = root ? parse_value(&ps) : NULL;
+	if (v && skip_space(&ps) == 0 && ps.p < ps.end)
 		fail_at(&ps, ps.p, "trailing data after the JSON value");
-		json_free(v);
+	if (ps.failed || !v) {
+		arena_free(ps.ar.first);
 		return NULL;
 	}
-	return v;
+	*root = *v; /* nothing points at the top value: it can move */
+	root->flags |= F_DOC;
+	return root;
 }
 
 /* Reads a whole file; NULL with err filled (errno-based text). */
@@ -742,31 +913,89 @@ struct json *json_parse_file(const char *path, char *err, size_t errlen)
 	return v;
 }
 
+/* Whether v's string, keys or arrays are its own heap memory. */
+static int heap_data(const struct json *v)
+{
+	return !(v->flags & F_ARENA) || (v->flags & F_HEAPDATA);
+}
+
 void json_free(struct json *v)
 {
 	if (!v)
 		return;
 	switch (v->type) {
 	case JSON_STRING:
-		free(v->u.str.s);
+		if (heap_data(v))
+			free(v->u.str.s);
 		break;
 	case JSON_ARRAY:
 		for (size_t i = 0; i < v->u.arr.n; i++)
 			json_free(v->u.arr.items[i]);
-		free(v->u.arr.items);
+		if (heap_data(v))
+			free(v->u.arr.items);
 		break;
 	case JSON_OBJECT:
 		for (size_t i = 0; i < v->u.obj.n; i++) {
-			free(v->u.obj.keys[i]);
+			if (heap_data(v))
+				free(v->u.obj.keys[i]);
 			json_free(v->u.obj.vals[i]);
 		}
-		free(v->u.obj.keys);
-		free(v->u.obj.vals);
+		if (heap_data(v)) {
+			free(v->u.obj.keys);
+			free(v->u.obj.vals);
+		}
 		break;
 	default:
 		break;
 	}
-	free(v);
+	if (v->flags & F_DOC)
+		arena_free((struct chunk *)((char *)v - CHUNK_HDR));
+	else if (!(v->flags & F_ARENA))
+		free(v);
+	/* a detached arena value stays in its arena until the document goes */
+}
+
+/* Before an arena object or array grows: its keys and arrays move to the heap. */
+static int own_data(struct json *v)
+{
+	if (heap_data(v))
+		return 0;
+	if (v->type == JSON_ARRAY) {
+		size_t n = v->u.arr.n, cap = n < 4 ? 4 : n;
+		struct json **items = malloc(cap * sizeof(*items));
+		if (!items)
+			return -1;
+		if (n)
+			memcpy(items, v->u.arr.items, n * sizeof(*items));
+		v->u.arr.items = items;
+		v->u.arr.cap = cap;
+	} else if (v->type == JSON_OBJECT) {
+		size_t n = v->u.obj.n, cap = n < 4 ? 4 : n;
+		char **keys = calloc(cap, sizeof(*keys));
+		struct json **vals = malloc(cap * sizeof(*vals));
+		for (size_t i = 0; keys && vals && i < n; i++) {
+			if (!(keys[i] = strdup(v->u.obj.keys[i]))) {
+				for (size_t j = 0; j < i; j++)
+					free(keys[j]);
+				free(keys);
+				keys = NULL;
+			}
+		}
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return -1;
+		}
+		if (n)
+			memcpy(vals, v->u.obj.vals, n * sizeof(*vals));
+		v->u.obj.keys = keys;
+		v->u.obj.vals = vals;
+		v->u.obj.cap = cap;
+	} else {
+		return -1;
+	}
+	v->flags |= F_HEAPDATA;
+	return 0;
 }
 
 static ssize_t obj_find(const struct json *v, const char *key, size_t keylen)
@@ -859,6 +1088,10 @@ static int set_n(struct json *obj, const char *key, size_t keylen, struct json *
 	char *k = malloc(keylen + 1);
 	if (!k)
 		goto err;
+	if (own_data(obj) < 0) {
+		free(k);
+		goto err;
+	}
 	memcpy(k, key, keylen);
 	k[keylen] = '\0';
 	if (obj_push(obj, k, val) < 0) {
@@ -906,7 +1139,7 @@ int json_dotset(struct json *obj, const char *dotpath, struct json *val)
 
 int json_append(struct json *arr, struct json *val)
 {
-	if (!arr || arr->type != JSON_ARRAY || !val || arr_push(arr, val) < 0) {
+	if (!arr || arr->type != JSON_ARRAY || !val || own_data(arr) < 0 || arr_push(arr, val) < 0) {
 		json_free(val);
 		return -1;
 	}
@@ -1087,9 +1320,10 @@ int json_int(const struct json *v, long long *out)
 	/* 2^63 is exactly representable; anything at or above it overflows */
 	if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
 		return -1;
-	if (d != trunc(d))
+	long long n = (long long)d; /* in range: defined; no libm for the shim */
+	if ((double)n != d)
 		return -1;
-	*out = (long long)d;
+	*out = n;
 	return 0;
 }
 

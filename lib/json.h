@@ -12,6 +12,7 @@ enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSO
 struct json {
 	enum json_type type;
 	int line, col; /* where the value starts, 1-based (0 if built in memory) */
+	unsigned flags; /* how its memory is held (json.c) */
 	union {
 		int boolean;
 		double number;
@@ -21,10 +22,15 @@ struct json {
 	} u;
 };
 
-/* NULL on error, with "line L, column C: what" in err. */
+/* NULL on error, with "line L, column C: what" in err. Comments (// and
+ * block) are accepted as whitespace. A parsed document keeps all its parts
+ * in a few big blocks: read the fields freely, but change it only through
+ * json_set, json_dotset and json_append. */
 struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
 /* As json_parse on a file; err then starts with the path. */
 struct json *json_parse_file(const char *path, char *err, size_t errlen);
+/* Frees v and what it holds. A value detached from a parsed document (by
+ * json_set replacing it) keeps its memory until the document is freed. */
 void json_free(struct json *v);
 
 /* Lookups return NULL when absent or when v is not an object. */

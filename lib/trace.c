@@ -2,11 +2,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/msg.h"
 
@@ -58,13 +60,53 @@ static int join(char *dst, const char *a, const char *b)
 	return 0;
 }
 
-/* The names in dir, read in full before any recursion so that a deep tree
- * holds one directory open at a time. */
-static int list_dir(const char *dir, struct names *out)
+/* The state of the directory walk. One path buffer is extended and cut back
+ * at each level, and the names of every open level share one pool, so a
+ * deep tree costs neither stack nor allocations per directory. */
+struct walker {
+	char path[TRACE_PATH_MAX];
+	size_t relstart; /* where the part relative to the root begins */
+	char *pool; /* NUL-terminated names of the levels being walked */
+	size_t len, cap;
+	size_t *off; /* offsets of the names in pool */
+	size_t n, ncap;
+	struct names *found;
+};
+
+static int pool_add(struct walker *w, const char *name)
 {
-	DIR *d = opendir(dir);
+	size_t n = strlen(name) + 1;
+	if (w->cap - w->len < n) {
+		size_t cap = w->cap ? 2 * w->cap : 4096;
+		while (cap - w->len < n)
+			cap *= 2;
+		char *p = realloc(w->pool, cap);
+		if (!p)
+			return -1;
+		w->pool = p;
+		w->cap = cap;
+	}
+	if (w->n == w->ncap) {
+		size_t ncap = w->ncap ? 2 * w->ncap : 256;
+		size_t *o = realloc(w->off, ncap * sizeof(*o));
+		if (!o)
+			return -1;
+		w->off = o;
+		w->ncap = ncap;
+	}
+	memcpy(w->pool + w->len, name, n);
+	w->off[w->n++] = w->len;
+	w->len += n;
+	return 0;
+}
+
+/* Adds the names in w->path to the pool, read in full before any recursion
+ * so that one directory is open at a time. */
+static int list_dir(struct walker *w)
+{
+	DIR *d = opendir(w->path);
 	if (!d) {
-		msg_err("cannot open directory %s: %s", dir, strerror(errno));
+		msg_err("cannot open directory %s: %s", w->path, strerror(errno));
 		return -1;
 	}
 	struct dirent *e;
@@ -73,58 +115,116 @@ static int list_dir(const char *dir, struct names *out)
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (names_add(out, e->d_name) < 0) {
-			msg_err("out of memory listing %s", dir);
+		if (pool_add(w, e->d_name) < 0) {
+			msg_err("out of memory listing %s", w->path);
 			rc = -1;
 			break;
 		}
 		errno = 0;
 	}
 	if (!rc && errno) {
-		msg_err("cannot read directory %s: %s", dir, strerror(errno));
+		msg_err("cannot read directory %s: %s", w->path, strerror(errno));
 		rc = -1;
 	}
 	closedir(d);
 	return rc;
 }
 
-/* Collects in found the relative path of every directory under root/rel that
- * holds a regular file (or a link to one) named stream.json. Links to
- * directories are not followed, so links cannot make loops or duplicates. */
-static int walk(const char *root, const char *rel, struct names *found)
+static const char *rel_of(const struct walker *w, size_t pathlen)
 {
-	char dir[TRACE_PATH_MAX], path[TRACE_PATH_MAX], sub[TRACE_PATH_MAX];
-	if (join(dir, root, rel) < 0)
+	return pathlen > w->relstart ? w->path + w->relstart : "";
+}
+
+/* Adds to w->found the relative path of every directory under w->path
+ * (pathlen bytes long) holding a regular file, or a link to one, named
+ * stream.json. Links to directories are not followed: no loops, no
+ * duplicates. */
+static int walk(struct walker *w, size_t pathlen)
+{
+	size_t first = w->n, pool_len = w->len;
+	if (list_dir(w) < 0)
 		return -1;
-	struct names ents = { 0 };
-	if (list_dir(dir, &ents) < 0)
-		return -1;
+	size_t last = w->n;
 	int rc = 0;
-	for (size_t i = 0; i < ents.n && rc == 0; i++) {
-		const char *name = ents.v[i];
-		struct stat st;
-		if (join(path, dir, name) < 0 || join(sub, rel, name) < 0) {
+	for (size_t i = first; i < last && rc == 0; i++) {
+		const char *name = w->pool + w->off[i];
+		size_t nlen = strlen(name);
+		int sep = pathlen && w->path[pathlen - 1] != '/';
+		if (pathlen + (size_t)sep + nlen >= sizeof(w->path)) {
+			msg_err("%s/%s: path too long", w->path, name);
 			rc = -1;
 			break;
 		}
-		if (lstat(path, &st) != 0) {
-			if (errno == ENOENT)
-				continue; /* removed while we looked */
-			msg_err("cannot stat %s: %s", path, strerror(errno));
-			rc = -1;
+		size_t sublen = pathlen;
+		if (sep)
+			w->path[sublen++] = '/';
+		memcpy(w->path + sublen, name, nlen + 1);
+		sublen += nlen;
+		struct stat st;
+		if (lstat(w->path, &st) != 0) {
+			if (errno != ENOENT) { /* else removed while we looked */
+				msg_err("cannot stat %s: %s", w->path, strerror(errno));
+				rc = -1;
+			}
 		} else if (S_ISDIR(st.st_mode)) {
-			rc = walk(root, sub, found);
+			rc = walk(w, sublen);
 		} else if (strcmp(name, "stream.json") == 0) {
-			if (S_ISLNK(st.st_mode) && stat(path, &st) != 0)
-				continue; /* dangling link */
-			if (S_ISREG(st.st_mode) && names_add(found, rel) < 0) {
+			if (S_ISLNK(st.st_mode) && stat(w->path, &st) != 0)
+				st.st_mode = 0; /* dangling link */
+			w->path[pathlen] = '\0';
+			if (S_ISREG(st.st_mode) && names_add(w->found, rel_of(w, pathlen)) < 0) {
 				msg_err("out of memory");
 				rc = -1;
 			}
 		}
+		w->path[pathlen] = '\0';
 	}
-	names_free(&ents);
+	w->n = first;
+	w->len = pool_len;
 	return rc;
+}
+
+/* A buffer reused for every stream.json: allocating one per file makes the
+ * allocator map and unmap memory for each, which dominates large traces. */
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+static int read_file(const char *path, struct text *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		msg_err("%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	t->len = 0;
+	for (;;) {
+		if (t->len == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 64 * 1024;
+			char *s = realloc(t->s, cap);
+			if (!s) {
+				msg_err("%s: out of memory", path);
+				break;
+			}
+			t->s = s;
+			t->cap = cap;
+		}
+		ssize_t r = read(fd, t->s + t->len, t->cap - t->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			msg_err("%s: cannot read: %s", path, strerror(errno));
+			break;
+		}
+		if (r == 0) {
+			close(fd);
+			return 0;
+		}
+		t->len += (size_t)r;
+	}
+	close(fd);
+	return -1;
 }
 
 static int is_file(const char *path)
@@ -133,7 +233,7 @@ static int is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int load_stream(struct trace_stream *s, const char *root, const char *rel, unsigned flags)
+static int load_stream(struct trace_stream *s, const char *root, const char *rel, unsigned flags, struct text *text)
 {
 	char path[TRACE_PATH_MAX];
 	if (!(s->relpath = strdup(rel)))
@@ -153,11 +253,11 @@ static int load_stream(struct trace_stream *s, const char *root, const char *rel
 		msg_err("%s: missing (a stream directory must hold stream.json and stream.obs)", path);
 		return -1;
 	}
-	if (join(path, s->dir, "stream.json") < 0)
+	if (join(path, s->dir, "stream.json") < 0 || read_file(path, text) < 0)
 		return -1;
-	char err[1024];
-	if (!(s->json = json_parse_file(path, err, sizeof(err)))) {
-		msg_err("%s", err);
+	char err[512];
+	if (!(s->json = json_parse(text->s, text->len, err, sizeof(err)))) {
+		msg_err("%s: %s", path, err);
 		return -1;
 	}
 	if (meta_load(&s->meta, s->json, path, flags) < 0)
@@ -200,7 +300,25 @@ static int find_streams(struct trace *t, struct names *found)
 		return -1;
 	if (is_file(path))
 		return names_add(found, "") < 0 ? (msg_err("out of memory"), -1) : 0;
-	if (walk(t->root, "", found) < 0)
+	struct walker *w = calloc(1, sizeof(*w));
+	if (!w) {
+		msg_err("out of memory");
+		return -1;
+	}
+	size_t rootlen = strlen(t->root);
+	if (rootlen >= sizeof(w->path)) {
+		msg_err("%s: path too long", t->root);
+		free(w);
+		return -1;
+	}
+	memcpy(w->path, t->root, rootlen + 1);
+	w->relstart = rootlen + (t->root[rootlen - 1] != '/');
+	w->found = found;
+	int rc = walk(w, rootlen);
+	free(w->pool);
+	free(w->off);
+	free(w);
+	if (rc < 0)
 		return -1;
 	if (found->n == 0) {
 		msg_err("%s: no streams found (a stream is a directory holding stream.json and stream.obs)", t->root);
@@ -224,11 +342,15 @@ int trace_open(struct trace *t, const char *path, unsigned flags)
 		msg_err("out of memory");
 		goto err;
 	}
+	struct text text = { 0 };
 	for (size_t i = 0; i < found.n; i++) {
 		t->n = i + 1;
-		if (load_stream(&t->streams[i], t->root, found.v[i], flags) < 0)
+		if (load_stream(&t->streams[i], t->root, found.v[i], flags, &text) < 0) {
+			free(text.s);
 			goto err;
+		}
 	}
+	free(text.s);
 	names_free(&found);
 	return 0;
 err:

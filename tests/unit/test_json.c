@@ -218,6 +218,50 @@ static void test_build(void)
 	check_compact("\"\\u00e9\"", "\"\xc3\xa9\"");
 }
 
+/* Parsed documents can be changed like built ones, and freed in pieces. */
+static void test_edit_parsed(void)
+{
+	struct json *v = parse("{\"a\": {\"b\": [1, 2]}, \"c\": \"x\"}");
+	CHECK(v != NULL, "parsed a document to edit");
+	if (!v)
+		return;
+	CHECK(json_set(v, "c", json_new_string("y")) == 0, "replace a parsed value");
+	CHECK(json_set(v, "d", json_new_number(4)) == 0, "add a key to a parsed object");
+	CHECK(json_append(json_dotget(v, "a.b"), json_new_bool(0)) == 0, "append to a parsed array");
+	CHECK(json_dotset(v, "a.e.f", json_new(JSON_NULL)) == 0, "dotset through a parsed object");
+	CHECK(json_set(json_dotget(v, "a"), "b", json_new(JSON_ARRAY)) == 0, "replace a parsed array");
+	struct json *copy = json_copy(v);
+	char *out = json_write_compact(v, NULL);
+	CHECK_STR(out, "{\"a\":{\"b\":[],\"e\":{\"f\":null}},\"c\":\"y\",\"d\":4}", "edited document");
+	free(out);
+	json_free(v);
+	out = json_write_compact(copy, NULL);
+	CHECK_STR(out, "{\"a\":{\"b\":[],\"e\":{\"f\":null}},\"c\":\"y\",\"d\":4}", "its copy outlives it");
+	free(out);
+	json_free(copy);
+
+	/* a big object: duplicates are still found, at the repeated key */
+	char *big = malloc(200000);
+	size_t n = 0;
+	n += (size_t)sprintf(big + n, "{");
+	for (int i = 0; i < 5000; i++)
+		n += (size_t)sprintf(big + n, "%s\"k%d\": %d", i ? ",\n" : "", i == 4000 ? 17 : i, i);
+	n += (size_t)sprintf(big + n, "}");
+	char err[256];
+	v = json_parse(big, n, err, sizeof(err));
+	CHECK(v == NULL, "5000 keys with one repeated rejected");
+	CHECK_STR(err, "line 4001, column 1: duplicate key \"k17\"", "at the repeated key");
+	big[n - 1] = '\0';
+	n = (size_t)sprintf(big, "{");
+	for (int i = 0; i < 5000; i++)
+		n += (size_t)sprintf(big + n, "%s\"k%d\": %d", i ? "," : "", i, i);
+	n += (size_t)sprintf(big + n, "}");
+	v = json_parse(big, n, err, sizeof(err));
+	CHECK(v && v->u.obj.n == 5000 && json_get(v, "k4999"), "5000 distinct keys accepted");
+	json_free(v);
+	free(big);
+}
+
 static char *read_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY);
@@ -286,6 +330,57 @@ static void test_golden(void)
 	CHECK_INT(nsame, nfiles, "every golden stream.json parses and pretty-writes to the same bytes");
 }
 
+/* Every truncation and many byte changes of a real file: never a crash, and
+ * every refusal says where. */
+static void test_damage(void)
+{
+	size_t len;
+	char *text = read_file("tests/golden/nosv/hwc/trace/loom.vm.0/proc.22042/thread.22042/stream.json", &len);
+	if (!text) {
+		CHECK(0, "read the hwc stream.json");
+		return;
+	}
+	int bad = 0, accepted = 0, runs = 0;
+	char err[256];
+	for (size_t n = 0; n < len; n++) {
+		struct json *v = json_parse(text, n, err, sizeof(err));
+		runs++;
+		if (v) {
+			accepted++;
+			json_free(v);
+		} else if (strncmp(err, "line ", 5) != 0) {
+			bad++;
+		}
+	}
+	CHECK_INT(accepted, 0, "no proper prefix of an object parses (%d tried)", runs);
+	unsigned seed = 12345;
+	const char swaps[] = "{}[]\",:\\/ \nx0-.eE\x80\xff\x01";
+	for (int i = 0; i < 20000; i++) {
+		char *copy = malloc(len);
+		memcpy(copy, text, len);
+		for (int k = 0; k < 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			size_t at = (seed >> 8) % len;
+			seed = seed * 1103515245 + 12345;
+			copy[at] = swaps[(seed >> 8) % (sizeof(swaps) - 1)];
+		}
+		struct json *v = json_parse(copy, len, err, sizeof(err));
+		runs++;
+		if (v) {
+			char *out = json_write_compact(v, NULL);
+			if (!out)
+				bad++;
+			free(out);
+			json_free(v);
+		} else if (strncmp(err, "line ", 5) != 0 || !strstr(err, ", column ")) {
+			bad++;
+		}
+		free(copy);
+	}
+	CHECK_INT(bad, 0, "%d damaged inputs: every refusal has line and column", runs);
+	free(text);
+}
+
 static void test_file_errors(void)
 {
 	char dir[] = "/tmp/ovni-json-XXXXXX";
@@ -322,7 +417,9 @@ int main(void)
 	test_depth();
 	test_numbers();
 	test_build();
+	test_edit_parsed();
 	test_golden();
+	test_damage();
 	test_file_errors();
 	return t_done();
 }

@@ -216,6 +216,73 @@ static void test_lib(void)
 	CHECK_STR(msg, "test: error: t/stream.json: line 1, column 95: ovni.lib.version must be a string\n", "lib.version type");
 }
 
+/* Every key of a real stream.json replaced by values of every type, or
+ * removed: meta_load never crashes and every refusal is one line naming the
+ * file (the keys that must be there or have a type are all refused). */
+static void test_mutations(void)
+{
+	const char *file = "tests/golden/ovni/libovni-mark/trace/loom.vm.0/proc.21250/thread.21250/stream.json";
+	char err[512];
+	struct json *orig = json_parse_file(file, err, sizeof(err));
+	CHECK(orig != NULL, "read %s", file);
+	if (!orig)
+		return;
+	const char *keys[] = { "version", "ovni", "ovni.part", "ovni.tid", "ovni.pid", "ovni.loom", "ovni.app_id",
+			       "ovni.rank", "ovni.nranks", "ovni.loom_cpus", "ovni.lib", "ovni.lib.version",
+			       "ovni.lib.commit", "ovni.require", "ovni.require.ovni", "ovni.finished", "ovni.mark" };
+	const char *values[] = { NULL, "null", "true", "\"x\"", "-1", "0", "1.5", "[]", "{}", "[1]", "[{}]",
+				 "{\"a\": 1}", "1e300", "\"\"" };
+	int runs = 0, refused = 0, bad = 0;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+			struct json *root = json_copy(orig);
+			if (values[v]) {
+				json_dotset(root, keys[k], json_parse(values[v], strlen(values[v]), err, sizeof(err)));
+			} else {
+				/* removal: rebuild the parent without the key */
+				char parent[64];
+				snprintf(parent, sizeof(parent), "%s", keys[k]);
+				char *dot = strrchr(parent, '.');
+				struct json *obj = root;
+				const char *leaf = keys[k];
+				if (dot) {
+					*dot = '\0';
+					obj = json_dotget(root, parent);
+					leaf = dot + 1;
+				}
+				for (size_t i = 0; obj && i < obj->u.obj.n; i++) {
+					if (strcmp(obj->u.obj.keys[i], leaf) != 0)
+						continue;
+					free(obj->u.obj.keys[i]);
+					json_free(obj->u.obj.vals[i]);
+					memmove(&obj->u.obj.keys[i], &obj->u.obj.keys[i + 1], (obj->u.obj.n - i - 1) * sizeof(char *));
+					memmove(&obj->u.obj.vals[i], &obj->u.obj.vals[i + 1], (obj->u.obj.n - i - 1) * sizeof(struct json *));
+					obj->u.obj.n--;
+					break;
+				}
+			}
+			struct stream_meta m;
+			cap_begin();
+			int rc = meta_load(&m, root, file, TRACE_REQUIRE_FINISHED);
+			const char *msg = cap_end();
+			runs++;
+			if (rc == 0) {
+				meta_free(&m);
+			} else {
+				refused++;
+				if (rc != -1 || count_lines(msg) != 1 || !strstr(msg, file)) {
+					bad++;
+					printf("#   %s = %s: rc %d: %s", keys[k], values[v] ? values[v] : "(removed)", rc, msg);
+				}
+			}
+			json_free(root);
+		}
+	}
+	CHECK_INT(bad, 0, "%d mutated metadata: every refusal is one line naming the file", runs);
+	CHECK(refused > runs * 3 / 4, "most mutations are refused (%d of %d)", refused, runs);
+	json_free(orig);
+}
+
 int main(void)
 {
 	msg_set_prog("test");
@@ -225,6 +292,7 @@ int main(void)
 	test_rejects();
 	test_finished();
 	test_lib();
+	test_mutations();
 	json_free(last);
 	return t_done();
 }

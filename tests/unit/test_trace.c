@@ -185,6 +185,25 @@ static void test_links(void)
 		trace_close(&t);
 }
 
+/* A deep tree: the walk keeps little per level. */
+static void test_deep(void)
+{
+	tt_fresh();
+	char rel[3100];
+	size_t n = 0;
+	for (int i = 0; i < 1500; i++)
+		n += (size_t)sprintf(rel + n, "%sd", i ? "/" : "");
+	tt_stream(rel, tt_thread_json("a", 1, 1, ""));
+	struct trace t;
+	const char *msg;
+	int rc = open_quiet(&t, tt_root, 0, &msg);
+	CHECK(rc == 0 && t.n == 1, "a stream 1500 directories deep is found");
+	if (rc == 0) {
+		CHECK_STR(t.streams[0].relpath, rel, "with its whole relative path");
+		trace_close(&t);
+	}
+}
+
 static void test_read_only(void)
 {
 	struct trace t;
@@ -283,6 +302,7 @@ int main(void)
 	test_bad_paths();
 	test_bad_streams();
 	test_links();
+	test_deep();
 	test_read_only();
 	test_golden();
 	tt_cleanup();
