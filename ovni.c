@@ -13,6 +13,7 @@ static const struct command *const commands[] = {
 	&cmd_dump,
 	&cmd_top,
 	&cmd_events,
+	&cmd_sort,
 	&cmd_sync,
 	NULL
 };

@@ -7,6 +7,8 @@ _ovni_opts() {
 	top) echo "" ;;
 	events) echo "" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
+	sort) echo "-c -n" ;;
+	events) echo "" ;;
 	esac
 }
 
@@ -42,6 +44,9 @@ _ovni() {
 	case $prev in
 	--stream|--mcv|--from|--to) return ;;
 	esac
+	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
+		return
+	fi
 	if [ "$cmd" = events ] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -W "nanos6 nodes kernel mpi ovni openmp tampi nosv" -- "$cur"))
 		return
@@ -61,6 +66,7 @@ _ovni() {
 _ovni_subcommands() {
 	echo "dump top events"
 	echo "sync"
+	echo "dump top events sort"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop
