@@ -121,7 +121,7 @@ install: $(BIN)
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ovni
+	install -s -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ovni
 	for a in $(ALIASES); do ln -sf ovni $(DESTDIR)$(PREFIX)/bin/$$a; done
 	install -m 644 docs/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 completion/ovni.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ovni

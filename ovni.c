@@ -14,6 +14,7 @@ static const struct command *const commands[] = {
 	&cmd_top,
 	&cmd_events,
 	&cmd_emu,
+	&cmd_sort,
 	&cmd_sync,
 	NULL
 };

@@ -8,6 +8,8 @@ _ovni_opts() {
 	events) echo "" ;;
 	emu) echo "-o -c -a -b -l" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
+	sort) echo "-c -n" ;;
+	events) echo "" ;;
 	esac
 }
 
@@ -43,6 +45,9 @@ _ovni() {
 	case $prev in
 	--stream|--mcv|--from|--to) return ;;
 	esac
+	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
+		return
+	fi
 	if [ "$cmd" = events ] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -W "nanos6 nodes kernel mpi ovni openmp tampi nosv" -- "$cur"))
 		return
@@ -60,8 +65,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top events emu"
-	echo "sync"
+	echo "dump top events emu sort sync"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

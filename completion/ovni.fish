@@ -4,7 +4,7 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version dump top events emu sync
+    printf '%s\n' help version dump top events emu sort sync
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
@@ -63,3 +63,14 @@ complete -c ovni -n '__fish_seen_subcommand_from sync' -l bind -x -a '(__fish_pr
 complete -c ovni -n '__fish_seen_subcommand_from sync' -l timeout -x -d 'bound on every wait, in seconds'
 complete -c ovni -n '__fish_seen_subcommand_from sync' -l hostname -x -d 'this node name in the offsets file'
 complete -c ovni -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show help'
+# sort (also installed as ovnisort)
+complete -c ovni -f -n __ovni_no_subcommand -a sort -d 'sort the unordered regions of a trace\'s streams in place'
+complete -c ovni -n '__fish_seen_subcommand_from sort' -s c -d 'only check that every stream is sorted'
+complete -c ovni -n '__fish_seen_subcommand_from sort' -x -s n -d 'look back at most N events from a region\'s end'
+complete -c ovnisort -s c -d 'only check that every stream is sorted'
+complete -c ovnisort -x -s n -d 'look back at most N events from a region\'s end'
+complete -c ovnisort -s h -l help -d 'show the help'
+
+# events
+complete -c ovni -f -n __ovni_no_subcommand -a events -d 'print the catalogue of events of every model in Markdown'
+complete -c ovni -f -n '__fish_seen_subcommand_from events' -a 'nanos6 nodes kernel mpi ovni openmp tampi nosv' -d 'model'

@@ -19,7 +19,7 @@ static size_t lower_bound(const int64_t *a, size_t n, int64_t v)
 	return lo;
 }
 
-void sort_replace(int64_t *sorted, size_t n, int64_t old, int64_t new, size_t *lo, size_t *hi)
+void chan_sort_replace(int64_t *sorted, size_t n, int64_t old, int64_t new, size_t *lo, size_t *hi)
 {
 	if (new > old) {
 		/* from the last old on, values < new shift down one */
@@ -50,21 +50,21 @@ static int64_t as_int(struct value v)
 
 static int on_input(struct chan *c, void *arg)
 {
-	struct sort_input *in = arg;
-	struct sort *s = in->s;
+	struct chan_sort_input *in = arg;
+	struct chan_sort *s = in->s;
 	int64_t old = s->values[in->index], new = as_int(chan_read(c));
 	if (old == new)
 		return 0;
 	s->values[in->index] = new;
 	size_t lo, hi;
-	sort_replace(s->sorted, s->n, old, new, &lo, &hi);
+	chan_sort_replace(s->sorted, s->n, old, new, &lo, &hi);
 	for (size_t k = lo; k <= hi; k++)
 		if (chan_set(s->outputs[k], value_int64(s->sorted[k])) != 0)
 			return -1;
 	return 0;
 }
 
-int sort_init(struct sort *s, struct chan *const *inputs, struct chan *const *outputs, size_t n)
+int chan_sort_init(struct chan_sort *s, struct chan *const *inputs, struct chan *const *outputs, size_t n)
 {
 	memset(s, 0, sizeof(*s));
 	s->n = n;
@@ -90,7 +90,7 @@ int sort_init(struct sort *s, struct chan *const *inputs, struct chan *const *ou
 	return 0;
 }
 
-void sort_free(struct sort *s)
+void chan_sort_free(struct chan_sort *s)
 {
 	free(s->inputs);
 	free(s->outputs);

@@ -9,29 +9,29 @@
 
 #include "chan/chan.h"
 
-struct sort;
+struct chan_sort;
 
-struct sort_input {
-	struct sort *s;
+struct chan_sort_input {
+	struct chan_sort *s;
 	size_t index;
 };
 
-struct sort {
+struct chan_sort {
 	struct chan **inputs, **outputs;
 	size_t n;
 	int64_t *values; /* the value of every input, as sorted */
 	int64_t *sorted; /* ascending */
-	struct sort_input *ins;
+	struct chan_sort_input *ins;
 };
 
 /* Hooks the block to the inputs and sets every output to 0 (dirty, so the
  * first propagation writes them all). The outputs get CHAN_DIRTY_WRITE and
  * CHAN_ALLOW_DUP. The block must not move after. -1 after failf. */
-int sort_init(struct sort *s, struct chan *const *inputs, struct chan *const *outputs, size_t n);
-void sort_free(struct sort *s);
+int chan_sort_init(struct chan_sort *s, struct chan *const *inputs, struct chan *const *outputs, size_t n);
+void chan_sort_free(struct chan_sort *s);
 
 /* The sorted array after replacing one old value with new: removes one
  * old, inserts new. *lo and *hi get the range of positions that moved. */
-void sort_replace(int64_t *sorted, size_t n, int64_t old, int64_t new, size_t *lo, size_t *hi);
+void chan_sort_replace(int64_t *sorted, size_t n, int64_t old, int64_t new, size_t *lo, size_t *hi);
 
 #endif

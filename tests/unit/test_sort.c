@@ -1,113 +1,519 @@
-/* The sort block of the breakdown timelines: outputs are the inputs sorted
- * ascending, and only the outputs whose value moved are written. */
+/* The region sort: hand-made cases, then random streams checked against a
+ * plain model of the algorithm (every event in an array, regions sorted one
+ * after the other), with buffers small enough to force every spill path. */
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "chan/bay.h"
-#include "chan/chan.h"
-#include "chan/sort.h"
+#include "sort.h"
+#include "stream.h"
 #include "t.h"
 
-static int cmp(const void *a, const void *b)
+struct tev {
+	uint8_t b[64];
+	size_t size;
+};
+
+static size_t put(struct tev *e, const char *mcv, uint64_t clock, size_t payload, int jumbo, uint8_t tag)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
+	memset(e, 0, sizeof(*e));
+	memcpy(e->b + 1, mcv, 3);
+	memcpy(e->b + 4, &clock, 8);
+	if (jumbo) {
+		uint32_t n = (uint32_t)payload;
+		e->b[0] = EV_FLAG_JUMBO | 3;
+		memcpy(e->b + 12, &n, 4);
+		memset(e->b + 16, tag, payload);
+		e->size = 16 + payload;
+	} else {
+		e->b[0] = payload ? (uint8_t)(payload - 1) : 0;
+		memset(e->b + 12, tag, payload);
+		e->size = 12 + payload;
+	}
+	if (payload)
+		e->b[e->size - 1] = tag; /* tells equal clocks apart */
+	return e->size;
 }
 
-static char log_buf[4096];
-
-static int log_emit(struct chan *c, void *arg)
+static uint64_t clk(const struct tev *e)
 {
-	char b[24];
-	(void)arg;
-	strcat(log_buf, c->name);
-	strcat(log_buf, "=");
-	strcat(log_buf, value_str(chan_read(c), b));
-	strcat(log_buf, " ");
+	uint64_t c;
+	memcpy(&c, e->b + 4, 8);
+	return c;
+}
+
+static int is(const struct tev *e, char c)
+{
+	return e->b[1] == 'O' && e->b[2] == 'U' && e->b[3] == c;
+}
+
+/* The algorithm as the spec states it. Returns 0, or -1 for a look-back error. */
+static int model(struct tev *e, size_t n, uint64_t lookback, uint64_t *empty)
+{
+	enum { S, U, X } st = S;
+	uint64_t m = 0;
+	*empty = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (st == S) {
+			if (is(&e[k], '['))
+				st = U;
+			continue;
+		}
+		if (st == U) {
+			if (is(&e[k], ']')) {
+				(*empty)++;
+				st = S;
+			} else {
+				st = X;
+				m = clk(&e[k]);
+			}
+			continue;
+		}
+		if (!is(&e[k], ']')) {
+			if (clk(&e[k]) < m)
+				m = clk(&e[k]);
+			continue;
+		}
+		st = S;
+		size_t lo = lookback && k >= lookback ? k - lookback + 1 : 0;
+		size_t j = k;
+		int found = 0;
+		while (j-- > lo) {
+			if (clk(&e[j]) < m) {
+				found = 1;
+				break;
+			}
+		}
+		if (!found) {
+			if (lo > 0)
+				return -1;
+			j = 0;
+		}
+		for (size_t a = j + 1; a < k; a++) { /* stable insertion sort */
+			struct tev t = e[a];
+			size_t b = a;
+			for (; b > j && clk(&e[b - 1]) > clk(&t); b--)
+				e[b] = e[b - 1];
+			e[b] = t;
+		}
+	}
 	return 0;
 }
 
-static void test_replace(void)
+static size_t flatten(const struct tev *e, size_t n, uint8_t *out)
 {
-	int64_t a[] = { 0, 2, 5, 7 };
-	size_t lo, hi;
-	sort_replace(a, 4, 2, 6, &lo, &hi);
-	CHECK(a[0] == 0 && a[1] == 5 && a[2] == 6 && a[3] == 7, "2 -> 6 moves up");
-	CHECK(lo == 1 && hi == 2, "positions 1..2 changed");
-	sort_replace(a, 4, 7, 1, &lo, &hi);
-	CHECK(a[0] == 0 && a[1] == 1 && a[2] == 5 && a[3] == 6, "7 -> 1 moves down");
-	CHECK(lo == 1 && hi == 3, "positions 1..3 changed");
-	int64_t d[] = { 2, 2, 2, 9 };
-	sort_replace(d, 4, 2, 4, &lo, &hi);
-	CHECK(d[0] == 2 && d[1] == 2 && d[2] == 4 && d[3] == 9 && lo == 2 && hi == 2,
-	      "with duplicates only the last one moves");
-
-	/* random replacements agree with sorting from scratch */
-	srand(7);
-	enum { N = 16 };
-	int64_t vals[N] = { 0 }, sorted[N] = { 0 }, want[N];
-	int bad = 0;
-	for (int step = 0; step < 20000; step++) {
-		int i = rand() % N;
-		int64_t v = rand() % 6;
-		sort_replace(sorted, N, vals[i], v, &lo, &hi);
-		vals[i] = v;
-		memcpy(want, vals, sizeof(want));
-		qsort(want, N, sizeof(want[0]), cmp);
-		if (memcmp(want, sorted, sizeof(want)) != 0)
-			bad++;
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(out + len, e[i].b, e[i].size);
+		len += e[i].size;
 	}
-	CHECK_INT(bad, 0, "20000 random replacements keep the array sorted");
+	return len;
 }
 
-static void test_block(void)
+/* Expected errors are not shown. */
+static void quiet(int on)
 {
-	struct bay bay;
-	struct chan in[3], out[3];
-	bay_init(&bay);
-	struct chan *ip[3], *op[3];
-	for (int i = 0; i < 3; i++) {
-		char n[16];
-		snprintf(n, sizeof(n), "in%d", i);
-		chan_init(&in[i], CHAN_SINGLE, n);
-		snprintf(n, sizeof(n), "out%d", i);
-		chan_init(&out[i], CHAN_SINGLE, n);
-		bay_add(&bay, &in[i]);
-		bay_add(&bay, &out[i]);
-		chan_on_emit(&out[i], log_emit, NULL);
-		ip[i] = &in[i];
-		op[i] = &out[i];
+	static int saved = -1;
+	fflush(stderr);
+	if (on) {
+		saved = dup(2);
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 2);
+		close(fd);
+	} else if (saved >= 0) {
+		dup2(saved, 2);
+		close(saved);
+		saved = -1;
 	}
-	struct sort s;
-	CHECK_INT(sort_init(&s, ip, op, 3), 0, "sort_init");
-	log_buf[0] = '\0';
-	bay_propagate(&bay);
-	CHECK_STR(log_buf, "out0=0 out1=0 out2=0 ", "every output starts at 0, in order");
-	chan_set(&in[1], value_int64(5));
-	log_buf[0] = '\0';
-	bay_propagate(&bay);
-	CHECK_STR(log_buf, "out2=5 ", "one input set: the largest output shows it");
-	chan_set(&in[0], value_int64(3));
-	chan_set(&in[2], value_int64(9));
-	log_buf[0] = '\0';
-	bay_propagate(&bay);
-	/* in0 moves out1 first; then in2 shifts out0 and out1 down and fills out2 */
-	CHECK_STR(log_buf, "out1=5 out0=3 out2=9 ", "outputs are written in the order they first changed");
-	chan_set(&in[2], value_null());
-	log_buf[0] = '\0';
-	bay_propagate(&bay);
-	CHECK_STR(log_buf, "out0=0 out1=3 out2=5 ", "null counts as 0; a moved range is written in ascending order");
-	sort_free(&s);
-	for (int i = 0; i < 3; i++) {
-		chan_free(&in[i]);
-		chan_free(&out[i]);
+}
+
+/* ---- hand-made cases ---- */
+
+struct stream {
+	struct tev e[64];
+	size_t n;
+};
+
+static void add(struct stream *s, const char *mcv, uint64_t clock)
+{
+	put(&s->e[s->n], mcv, clock, 2, 0, (uint8_t)s->n);
+	s->n++;
+}
+
+/* Sorts s in memory; returns the rc and leaves the result in s->e order
+ * expressed as the original indexes (the tag byte) in order[]. */
+static int sort_stream(struct stream *s, uint64_t lookback, size_t mem, struct sort_stats *st, int *order)
+{
+	uint8_t buf[64 * 64];
+	size_t len = flatten(s->e, s->n, buf);
+	struct sort_opts o = { .name = "test", .lookback = lookback, .mem = mem };
+	int rc = sort_mem(buf, len, 8, &o, st);
+	for (size_t i = 0, p = 0; i < s->n; i++) {
+		size_t sz = 12 + (buf[p] & 15 ? (buf[p] & 15) + 1u : 0);
+		order[i] = buf[p + sz - 1];
+		p += sz;
 	}
-	bay_free(&bay);
+	return rc;
+}
+
+static int same_order(const int *got, const int *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (got[i] != want[i])
+			return 0;
+	return 1;
+}
+
+static void test_cases(void)
+{
+	struct sort_stats st;
+	int order[64];
+
+	struct stream a = { .n = 0 };
+	add(&a, "OHx", 10);
+	add(&a, "OB.", 20);
+	add(&a, "OU[", 30);
+	add(&a, "KCO", 15);
+	add(&a, "KCI", 12);
+	add(&a, "OU]", 40);
+	CHECK_INT(sort_stream(&a, 0, 0, &st, order), 0, "a simple region sorts");
+	CHECK(same_order(order, (int[]){ 0, 4, 3, 1, 2, 5 }, 6),
+	      "inner events move before earlier events and the OU[; OU] stays");
+	CHECK(st.changed && st.regions == 1 && st.moved == 1, "the region is counted as sorted and moved");
+	CHECK_INT(st.max_window, 5, "the window holds the events from clock 10 to the OU]");
+
+	struct stream b = { .n = 0 };
+	add(&b, "OHx", 10);
+	add(&b, "OU[", 20);
+	add(&b, "OU]", 30);
+	add(&b, "OU]", 35);
+	add(&b, "OU[", 40);
+	add(&b, "OU]", 50);
+	add(&b, "OHe", 60);
+	CHECK_INT(sort_stream(&b, 0, 0, &st, order), 0, "empty regions and a stray OU] are fine");
+	CHECK_INT(st.empty, 2, "two empty regions are counted");
+	CHECK(!st.changed && st.regions == 0, "nothing moves");
+
+	struct stream c = { .n = 0 };
+	add(&c, "OHx", 10);
+	add(&c, "OU[", 50);
+	add(&c, "KCO", 5);
+	add(&c, "KCI", 3);
+	CHECK_INT(sort_stream(&c, 0, 0, &st, order), 0, "an unterminated region is no error");
+	CHECK(same_order(order, (int[]){ 0, 1, 2, 3 }, 4), "an unterminated region stays as it is");
+	CHECK_INT(st.open_off, 8 + 14, "the open region's OU[ offset is reported");
+
+	struct stream d = { .n = 0 };
+	add(&d, "OHx", 10);
+	add(&d, "OU]", 5);
+	add(&d, "OB.", 20);
+	CHECK_INT(sort_stream(&d, 0, 0, &st, order), 0, "a stray OU] is ignored");
+	CHECK(!st.changed, "a stray OU] sorts nothing even with a lower clock");
+
+	/* Nesting: the inner OU[ is data, the first OU] closes. */
+	struct stream e = { .n = 0 };
+	add(&e, "OHx", 10);
+	add(&e, "OU[", 40);
+	add(&e, "OU[", 30);
+	add(&e, "KCO", 20);
+	add(&e, "OU]", 50);
+	add(&e, "OU]", 60);
+	CHECK_INT(sort_stream(&e, 0, 0, &st, order), 0, "nested markers");
+	CHECK(same_order(order, (int[]){ 0, 3, 2, 1, 4, 5 }, 6), "an OU[ inside a region is sorted as data");
+	CHECK(st.regions == 1, "no nesting: one region");
+
+	/* A later region pulls an event before the markers of an earlier one. */
+	struct stream f = { .n = 0 };
+	add(&f, "OHx", 10);
+	add(&f, "OU[", 30);
+	add(&f, "KCO", 25);
+	add(&f, "OU]", 31);
+	add(&f, "OU[", 40);
+	add(&f, "KCI", 26);
+	add(&f, "OU]", 41);
+	CHECK_INT(sort_stream(&f, 0, 0, &st, order), 0, "two regions");
+	CHECK(same_order(order, (int[]){ 0, 2, 5, 1, 3, 4, 6 }, 7),
+	      "an event of the second region moves before the first region's markers");
+
+	/* Equal clocks keep their file order. */
+	struct stream g = { .n = 0 };
+	add(&g, "OHx", 10);
+	add(&g, "OB.", 20);
+	add(&g, "OU[", 30);
+	add(&g, "KCO", 20);
+	add(&g, "KCI", 15);
+	add(&g, "KCO", 20);
+	add(&g, "OU]", 40);
+	CHECK_INT(sort_stream(&g, 0, 0, &st, order), 0, "equal clocks");
+	CHECK(same_order(order, (int[]){ 0, 4, 1, 3, 5, 2, 6 }, 7), "equal clocks keep their file order");
+
+	/* The walk stops at a clock strictly below m. */
+	struct stream h = { .n = 0 };
+	add(&h, "OHx", 10);
+	add(&h, "OB.", 15);
+	add(&h, "OU[", 30);
+	add(&h, "KCO", 15);
+	add(&h, "OU]", 40);
+	CHECK_INT(sort_stream(&h, 0, 0, &st, order), 0, "a clock equal to m");
+	CHECK(same_order(order, (int[]){ 0, 1, 3, 2, 4 }, 5), "an event with clock == m is inside the window");
+	CHECK_INT(st.max_window, 4, "the window starts at the event with clock < m");
+}
+
+/* The reference's ring: -n N reaches the N-1 events before the OU]. */
+static void test_lookback(void)
+{
+	struct sort_stats st;
+	int order[64];
+	struct stream s = { .n = 0 };
+	for (int i = 0; i < 10; i++)
+		add(&s, "OB.", 100 + (uint64_t)i);
+	add(&s, "OU[", 200);
+	add(&s, "KCO", 50);
+	add(&s, "OU]", 300); /* index 12 */
+	quiet(1);
+	CHECK_INT(sort_stream(&s, 12, 0, &st, order), -1, "-n 12: the ring has wrapped, nothing below clock 50: error");
+	CHECK_INT(sort_stream(&s, 13, 0, &st, order), 0, "-n 13: the ring holds the whole stream: sorted from the start");
+	CHECK(order[0] == 11 && order[1] == 0, "-n 13: the inner event goes first");
+	CHECK_INT(sort_stream(&s, 0, 0, &st, order), 0, "no limit: sorted from the start");
+
+	struct stream t = { .n = 0 };
+	for (int i = 0; i < 10; i++)
+		add(&t, "OB.", 100 + (uint64_t)i);
+	add(&t, "OU[", 200);
+	add(&t, "KCO", 103);
+	add(&t, "OU]", 300); /* index 12; the window must start at index 2 */
+	CHECK_INT(sort_stream(&t, 11, 0, &st, order), 0, "-n 11 reaches index 2 (clock 102 < 103)");
+	CHECK(order[2] == 2 && order[3] == 3 && order[4] == 11,
+	      "the window starts at clock 102; the inner event follows the equal clock 103");
+	CHECK_INT(sort_stream(&t, 10, 0, &st, order), -1, "-n 10 stops at index 3: error");
+	CHECK_INT(sort_stream(&t, 10, 64, &st, order), -1, "-n 10 with a tiny buffer: the same error");
+	CHECK_INT(sort_stream(&t, 11, 64, &st, order), 0, "-n 11 with a tiny buffer: sorted");
+	quiet(0);
+}
+
+/* ---- random streams against the model ---- */
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+static size_t gen(struct tev *e, size_t max)
+{
+	size_t n = 1 + rnd(max);
+	uint64_t now = 1000;
+	int inside = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = rnd(100);
+		now += rnd(4);
+		const char *mcv = "OB.";
+		uint64_t c = now;
+		if (r < 4)
+			mcv = "OU[", inside = 1;
+		else if (r < 8)
+			mcv = "OU]", inside = 0;
+		else if (inside || r < 10)
+			c = now > 300 ? now - rnd(rnd(10) ? 30 : 300) : 0;
+		int jumbo = rnd(20) == 0;
+		size_t payload = jumbo ? rnd(40) : (rnd(3) ? 0 : 2 + rnd(15));
+		put(&e[i], mcv, c, payload, jumbo, (uint8_t)i);
+	}
+	return n;
+}
+
+/* Collects what SORT_FINAL writes and checks it comes once, in order. */
+struct sink {
+	uint8_t *buf;
+	size_t len;
+	uint64_t next;
+	int bad;
+	const uint8_t *in;
+	size_t inlen, pos;
+};
+
+static ssize_t sink_read(void *ctx, void *buf, size_t n)
+{
+	struct sink *k = ctx;
+	n = n < 7 ? n : 7; /* odd read sizes cut events anywhere */
+	if (n > k->inlen - k->pos)
+		n = k->inlen - k->pos;
+	memcpy(buf, k->in + k->pos, n);
+	k->pos += n;
+	return (ssize_t)n;
+}
+
+static int sink_write(void *ctx, uint64_t off, const void *buf, size_t n)
+{
+	struct sink *k = ctx;
+	if (off != k->next)
+		k->bad = 1;
+	memcpy(k->buf + (off - 8), buf, n);
+	k->next = off + n;
+	k->len += n;
+	return 0;
+}
+
+static void test_random(void)
+{
+	enum { MAXEV = 600, ROUNDS = 3000 };
+	static struct tev e[MAXEV], want[MAXEV];
+	static uint8_t in[MAXEV * 64], exp[MAXEV * 64], got[MAXEV * 64];
+	static const size_t mems[] = { 64, 200, 4096, 0 };
+	static const uint64_t lbs[] = { 0, 0, 1, 2, 7, 40, 300 };
+	int fail_mem = 0, fail_final = 0, fail_err = 0, errors = 0, moved = 0;
+	quiet(1);
+	for (int round = 0; round < ROUNDS; round++) {
+		size_t n = gen(e, round % 10 == 0 ? MAXEV : 60);
+		uint64_t lb = lbs[rnd(sizeof(lbs) / sizeof(lbs[0]))];
+		memcpy(want, e, n * sizeof(*e));
+		uint64_t empty;
+		int mrc = model(want, n, lb, &empty);
+		size_t len = flatten(e, n, in);
+		flatten(want, n, exp);
+		errors += mrc < 0;
+		moved += mrc == 0 && memcmp(in, exp, len) != 0;
+		for (size_t mi = 0; mi < sizeof(mems) / sizeof(mems[0]); mi++) {
+			struct sort_opts o = { .name = "random", .lookback = lb, .mem = mems[mi] };
+			struct sort_stats st;
+			memcpy(got, in, len);
+			int rc = sort_mem(got, len, 8, &o, &st);
+			if (rc != mrc)
+				fail_err++;
+			else if (rc == 0 && (memcmp(got, exp, len) != 0 || st.empty != empty ||
+					     st.changed != (memcmp(in, exp, len) != 0)))
+				fail_mem++;
+			struct sink k = { .buf = got, .next = 8, .in = in, .inlen = len };
+			struct sort_io io = { &k, 8 + len, sink_read, sink_write, NULL };
+			o.flags = SORT_FINAL;
+			memset(got, 0, len);
+			rc = sort_events(&io, 8, &o, &st);
+			if (rc != mrc)
+				fail_err++;
+			else if (rc == 0 && (k.bad || k.len != len || memcmp(got, exp, len) != 0))
+				fail_final++;
+		}
+	}
+	quiet(0);
+	CHECK(errors > 10 && moved > ROUNDS / 10, "random streams cover look-back errors (%d) and moves (%d)", errors, moved);
+	CHECK_INT(fail_err, 0, "random streams: the engine fails exactly when the model does");
+	CHECK_INT(fail_mem, 0, "random streams: sort_mem matches the model, with every buffer size");
+	CHECK_INT(fail_final, 0, "random streams: SORT_FINAL writes the model's bytes once, in order");
+}
+
+static void test_truncated(void)
+{
+	struct tev e[3];
+	uint8_t buf[256];
+	put(&e[0], "OB.", 1, 0, 0, 0);
+	put(&e[1], "OB.", 2, 4, 0, 1);
+	put(&e[2], "OB.", 3, 30, 1, 2);
+	size_t len = flatten(e, 3, buf);
+	struct sort_opts o = { .name = "cut" };
+	struct sort_stats st;
+	quiet(1);
+	CHECK_INT(sort_mem(buf, len - 1, 8, &o, &st), -1, "a jumbo cut short is an error");
+	CHECK_INT(sort_mem(buf, 12 + 16 + 5, 8, &o, &st), -1, "a stream ending inside an event header is an error");
+	CHECK_INT(sort_mem(buf, 12 + 16, 8, &o, &st), 0, "whole events are fine");
+	CHECK_INT(st.events, 2, "both events are counted");
+	quiet(0);
+}
+
+/* ---- files ---- */
+
+static void write_file(const char *path, const uint8_t *b, size_t n, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (fd < 0 || write(fd, b, n) != (ssize_t)n)
+		abort();
+	fchmod(fd, mode);
+	close(fd);
+}
+
+static size_t read_file(const char *path, uint8_t *b, size_t cap)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, b, cap);
+	if (fd >= 0)
+		close(fd);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+static void test_files(void)
+{
+	char dir[] = "/tmp/test_sort.XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp");
+		return;
+	}
+	char path[64], tmp[80];
+	snprintf(path, sizeof(path), "%s/stream.obs", dir);
+	snprintf(tmp, sizeof(tmp), "%s%s", path, SORT_TMP_SUFFIX);
+	struct stream s = { .n = 0 };
+	add(&s, "OHx", 10);
+	add(&s, "OU[", 30);
+	add(&s, "KCO", 15);
+	add(&s, "OU]", 40);
+	uint8_t in[4096], out[4096], exp[4096];
+	memcpy(in, STREAM_MAGIC, 4);
+	uint32_t v = STREAM_VERSION;
+	memcpy(in + 4, &v, 4);
+	size_t len = 8 + flatten(s.e, s.n, in + 8);
+	write_file(path, in, len, 0640);
+	struct sort_opts o = { .name = "stream.obs" };
+	struct sort_stats st;
+	uint64_t back = 0;
+	CHECK_INT(sort_check_file(path, "stream.obs", &back), 0, "check: an unsorted file");
+	CHECK_INT(back, 8 + 14 + 14, "check: the first backward clock is the KCO");
+	struct stat before, after;
+	stat(path, &before);
+	CHECK_INT(sort_file(path, &o, &st), 0, "sort_file sorts");
+	stat(path, &after);
+	memcpy(exp, in, len);
+	struct stream w = s;
+	uint64_t empty;
+	model(w.e, w.n, 0, &empty);
+	flatten(w.e, w.n, exp + 8);
+	CHECK(read_file(path, out, sizeof(out)) == len && memcmp(out, exp, len) == 0, "the file holds the sorted stream");
+	CHECK(before.st_ino != after.st_ino, "the file was replaced, not written in place");
+	CHECK_INT(after.st_mode & 07777, 0640, "the mode is kept");
+	CHECK(access(tmp, F_OK) != 0, "no temporary file is left");
+	CHECK_INT(sort_check_file(path, "stream.obs", &back), 1, "check: sorted now");
+	CHECK_INT(sort_file(path, &o, &st), 0, "sorting again");
+	struct stat again;
+	stat(path, &again);
+	CHECK(!st.changed && again.st_ino == after.st_ino && again.st_mtime == after.st_mtime,
+	      "a sorted stream is not rewritten");
+
+	quiet(1);
+	write_file(path, in, 5, 0644);
+	CHECK_INT(sort_file(path, &o, &st), -1, "a cut header is an error");
+	CHECK_INT(sort_check_file(path, "stream.obs", &back), -1, "check: a cut header is an error");
+	write_file(path, in, len - 3, 0644);
+	CHECK_INT(sort_file(path, &o, &st), -1, "a stream cut inside an event is an error");
+	CHECK(read_file(path, out, sizeof(out)) == len - 3 && memcmp(out, in, len - 3) == 0,
+	      "a stream with an error is left as it was");
+	CHECK_INT(sort_check_file(path, "stream.obs", &back), 0, "check: the backward jump comes before the cut");
+	in[0] = 'x';
+	write_file(path, in, len, 0644);
+	CHECK_INT(sort_file(path, &o, &st), -1, "a bad magic is an error");
+	quiet(0);
+	unlink(path);
+	rmdir(dir);
 }
 
 int main(void)
 {
-	test_replace();
-	test_block();
+	test_cases();
+	test_lookback();
+	test_random();
+	test_truncated();
+	test_files();
 	return t_done();
 }

@@ -1,0 +1,183 @@
+/* ovni sort: put the unordered regions of every stream in clock order. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "io/msg.h"
+#include "sort.h"
+#include "trace.h"
+
+static const char usage[] =
+	"Usage: ovni sort [-c] [-n N] TRACEDIR\n"
+	"Sorts the unordered regions (OU[ ... OU]) of every stream of a trace in\n"
+	"place, as the reference's ovnisort does: a region's events, and the\n"
+	"events before it that are newer than its oldest one, are put in clock\n"
+	"order. Each stream that changes is replaced atomically (written beside,\n"
+	"synced, renamed over); a stream already in order is not written.\n"
+	"\n"
+	"Options:\n"
+	"  -c          only check: name every stream whose clock goes back; exit\n"
+	"              0 if all are sorted, 1 if some are not, 2 on an error\n"
+	"  -n N        look back at most N events from a region's end and fail\n"
+	"              as ovnisort -n N does when that is not enough (default:\n"
+	"              no limit)\n"
+	"  -h, --help  show this help\n";
+
+/* OVNI_SORT_TEST_KILL=created|synced|renamed: die there (crash tests). */
+static const char *kill_at;
+
+static void test_hook(const char *phase)
+{
+	if (kill_at && strcmp(kill_at, phase) == 0)
+		raise(SIGKILL);
+}
+
+static char *obs_path(const struct trace_stream *s)
+{
+	size_t n = strlen(s->dir) + sizeof("/stream.obs");
+	char *p = malloc(n);
+	if (!p)
+		die("out of memory");
+	snprintf(p, n, "%s/stream.obs", s->dir);
+	return p;
+}
+
+static int check_all(struct trace *t)
+{
+	size_t bad = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		char *path = obs_path(&t->streams[i]);
+		uint64_t back = 0;
+		int r = sort_check_file(path, t->streams[i].obs_name, &back);
+		free(path);
+		if (r < 0)
+			return 2;
+		if (r == 0) {
+			printf("%s: not sorted: the clock goes back at offset %" PRIu64 "\n",
+			       t->streams[i].obs_name, back);
+			bad++;
+		}
+	}
+	if (bad)
+		printf("%zu of %zu streams NOT sorted\n", bad, t->n);
+	else
+		printf("all %zu streams sorted\n", t->n);
+	return bad ? 1 : 0;
+}
+
+/* Every stream directory must take the new file and the rename. */
+static int writable(struct trace *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (access(t->streams[i].dir, W_OK) == 0)
+			continue;
+		msg_err("%s: cannot rewrite the stream: %s (a read-only trace can only be checked, with -c)",
+			t->streams[i].obs_name, strerror(errno));
+		return 0;
+	}
+	return 1;
+}
+
+static void report(const struct trace_stream *s, const struct sort_stats *st)
+{
+	if (st->empty)
+		msg_warn("%s: %" PRIu64 " empty unordered regions (OU[ right before OU])", s->obs_name, st->empty);
+	if (st->open_off != UINT64_MAX)
+		msg_warn("%s: offset %" PRIu64 ": unordered region never closed; left as it is",
+			 s->obs_name, st->open_off);
+}
+
+static int sort_all(struct trace *t, uint64_t lookback)
+{
+	if (!writable(t))
+		return 1;
+	struct sort_opts o = { .lookback = lookback, .hook = test_hook };
+	uint64_t regions = 0;
+	size_t rewritten = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		char *path = obs_path(&t->streams[i]);
+		struct sort_stats st;
+		o.name = t->streams[i].obs_name;
+		int r = sort_file(path, &o, &st);
+		free(path);
+		if (r < 0)
+			return 1;
+		report(&t->streams[i], &st);
+		regions += st.regions;
+		rewritten += st.changed;
+	}
+	msg_info("%" PRIu64 " regions in %zu streams; %zu streams rewritten", regions, t->n, rewritten);
+	return 0;
+}
+
+static int parse_count(const char *s, uint64_t *n)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v == 0)
+		return -1;
+	*n = v;
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int check = 0, c;
+	uint64_t lookback = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "cn:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			check = 1;
+			break;
+		case 'n':
+			if (parse_count(optarg, &lookback) < 0) {
+				msg_err("-n wants a number of events >= 1, not '%s'", optarg);
+				return 1;
+			}
+			break;
+		case 'h':
+			cmd_print_usage(&cmd_sort, stdout);
+			return 0;
+		default:
+			cmd_print_usage(&cmd_sort, stderr);
+			return 1;
+		}
+	}
+	if (optind != argc - 1) {
+		msg_err("expected one trace directory; `ovni sort --help` explains");
+		return 1;
+	}
+	kill_at = getenv("OVNI_SORT_TEST_KILL");
+	struct trace t;
+	if (trace_open(&t, argv[optind], 0) < 0)
+		return check ? 2 : 1;
+	int rc;
+	if (t.archive) {
+		msg_err("%s: a packed trace cannot be sorted in place; unpack it first", argv[optind]);
+		rc = check ? 2 : 1;
+	} else {
+		rc = check ? check_all(&t) : sort_all(&t, lookback);
+	}
+	trace_close(&t);
+	fflush(stdout);
+	return rc;
+}
+
+const struct command cmd_sort = {
+	.name = "sort",
+	.summary = "sort the unordered regions of a trace's streams in place",
+	.usage = usage,
+	.run = run,
+};

@@ -1,0 +1,107 @@
+/* Sorting the unordered regions of a stream (OU[ ... OU]), as ovnisort does.
+ *
+ * Per stream, events are read in file order through a state machine: S (sorted)
+ * -- OU[ --> U (region open, empty so far) -- any event but OU] --> X (region
+ * with inner events). OU] in U counts an empty region; OU] in X sorts; OU] in
+ * S is ignored; an OU[ inside a region is plain data; a region still open at
+ * the end is left as it is. Sorting a region: m = lowest clock of its inner
+ * events; walking back from the region, the window starts at the last event
+ * whose clock is < m (or at the first event of the stream when there is none)
+ * and ends before the closing OU]. The window (earlier events and the opening
+ * OU[ included) is put in clock order; equal clocks keep their file order.
+ * Regions are sorted one after the other, each on the result of the previous.
+ *
+ * Equal clocks: the reference calls qsort, not stable in general, but no
+ * sorted window of the golden traces holds two equal clocks (no trace does),
+ * and glibc's qsort is a merge sort, stable, whenever its scratch buffer can
+ * be had; so equal clocks keep their file order here, always.
+ * -n N: the reference keeps the last N events, the closing OU] included
+ * (golden sort-first-and-full-ring: "nback=999999" and the clock it names
+ * are those of event 1000021 - 999999 = 22), so the window may start among
+ * the N-1 events before the OU]; if none qualifies there and the stream
+ * holds more than N events up to the OU], that is an error, else the window
+ * starts with the stream.
+ *
+ * The engine streams: it holds the events a region can still reach and hands
+ * older ones to io->write; when a region reaches further back it reads them
+ * again through io->reread. Memory is bounded by the largest sorted window.
+ *
+ * For the emulator (sorting in memory, the trace untouched):
+ *  - whole stream in memory (read or mmap MAP_PRIVATE): sort_mem(events,
+ *    len, 8, &(struct sort_opts){ .name = relpath }, &st) sorts it in place;
+ *  - on the fly: sort_events() with flags SORT_FINAL and io->read pulling
+ *    the stream; io->write then receives every byte exactly once, in order
+ *    and final, as soon as no later region can move it: with .lookback = N
+ *    that is N events behind the input (reference semantics), with no limit
+ *    it is only at the end (everything is held). */
+#ifndef OVNI_SORT_H
+#define OVNI_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* sort_opts.flags */
+#define SORT_WRITE_ALL 1u /* write every byte, even when nothing moved */
+#define SORT_FINAL 2u /* never call io->reread: io->write gets each byte once, in order */
+
+struct sort_opts {
+	const char *name; /* stream name for messages */
+	uint64_t lookback; /* 0: no limit; N: the window may only start among the N-1 events before the closing OU], as `ovnisort -n N` */
+	unsigned flags;
+	size_t mem; /* initial buffer size in bytes, 0 for the default; tests use tiny ones */
+	void (*hook)(const char *phase); /* test knob, called at the steps of a file rewrite; may be NULL */
+};
+
+struct sort_stats {
+	uint64_t events; /* events read */
+	uint64_t regions; /* regions closed with inner events */
+	uint64_t empty; /* OU[ directly followed by OU] */
+	uint64_t moved; /* windows whose order changed */
+	uint64_t max_window; /* events in the largest window that had to be sorted */
+	uint64_t open_off; /* offset of the OU[ of a region left open at the end, or UINT64_MAX */
+	size_t peak_mem; /* largest buffer + index held, in bytes */
+	int changed; /* some byte of the output differs from the input */
+};
+
+/* Where the engine gets and puts stream bytes. Offsets are stream offsets. */
+struct sort_io {
+	void *ctx;
+	uint64_t size; /* total input bytes if known (lets a bad jumbo length fail early), else UINT64_MAX */
+	/* Next input bytes in order: count, 0 at the end, -1 after a message. */
+	ssize_t (*read)(void *ctx, void *buf, size_t n);
+	/* Stores output bytes at off: 0, or -1 after a message. Without
+	 * SORT_WRITE_ALL it is first called once something moved; bytes before
+	 * its first offset are then the input's. Without SORT_FINAL an offset
+	 * may be written again. */
+	int (*write)(void *ctx, uint64_t off, const void *buf, size_t n);
+	/* Reads back n bytes of output at off (the input's where nothing was
+	 * written yet): 0, or -1 after a message. Unused with SORT_FINAL. */
+	int (*reread)(void *ctx, uint64_t off, void *buf, size_t n);
+};
+
+/* Sorts the events that follow stream offset start (the input's first byte
+ * is at start). Returns 0, or -1 after a one-line message naming the stream
+ * and offset. Everything written is final only when it returns 0. */
+int sort_events(const struct sort_io *io, uint64_t start, const struct sort_opts *o, struct sort_stats *st);
+
+/* Sorts in place the events in buf[0, len) (no stream header); offsets in
+ * messages count from start. For the emulator: sort a stream read or mapped
+ * privately into memory without touching the file. */
+int sort_mem(uint8_t *buf, size_t len, uint64_t start, const struct sort_opts *o, struct sort_stats *st);
+
+/* Sorts the stream file at path crash-safely: the result goes to a
+ * temporary file beside it, which is synced and renamed over path (same
+ * mode), then the directory is synced. A stream that needs no change is not
+ * written. Returns 0, or -1 after a message. */
+int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st);
+
+/* Checks that the clocks of the stream file at path never go back.
+ * Returns 1 if sorted, 0 if not (*back = offset of the first event with a
+ * lower clock than the one before), -1 after a message. */
+int sort_check_file(const char *path, const char *name, uint64_t *back);
+
+/* The temporary file sort_file() writes beside path: "<path>.sorting". */
+#define SORT_TMP_SUFFIX ".sorting"
+
+#endif

@@ -1,0 +1,166 @@
+# ovni sort end to end: the golden sort cases byte for byte, -c, -n, the
+# rewrite protocol under kills, read-only traces, damaged streams.
+. "$(dirname "$0")/lib.sh"
+GEN=$BUILD/tools/gen-unsorted
+
+# same_streams WHAT GOT WANT: every stream.obs under WANT equals GOT's.
+same_streams() {
+	what=$1 got=$2 want=$3 bad= n=0
+	for f in $(cd "$want" && find . -name stream.obs | sort); do
+		n=$((n + 1))
+		cmp -s "$got/$f" "$want/$f" || bad="$bad $f"
+	done
+	if [ -z "$bad" ] && [ $n -gt 0 ]; then ok "$what"; else not_ok "$what (differ:${bad:- no streams})"; fi
+}
+
+obs() { find "$1" -name stream.obs | sort | head -n 1; }
+
+# --- Golden cases whose steps start with sort. ---
+for steps in "$GOLDEN"/*/*/steps; do
+	first=$(head -n 1 "$steps")
+	case $first in sort | "sort "*) ;; *) continue ;; esac
+	dir=$(dirname "$steps")
+	name=${dir#"$GOLDEN"/}
+	exp=$dir/expected/0-sort
+	rm -rf "$TMP/g"
+	cp -r "$dir/trace" "$TMP/g"
+	if [ -d "$exp/sorted" ]; then
+		check "$name: -c finds the trace unsorted" sh -c '! "$1" sort -c "$2"' sh "$OVNI" "$TMP/g"
+		check "$name: sort succeeds like the reference" $OVNI $first "$TMP/g"
+		same_streams "$name: every stream.obs is byte-identical to the reference's" "$TMP/g" "$exp/sorted"
+		check "$name: -c finds the trace sorted" $OVNI sort -c "$TMP/g"
+		continue
+	fi
+	# The reference failed (look-back of 1,000,000 events): -n 1000000 fails the same way.
+	check_fails "$name: -n 1000000 fails like the reference" \
+		'stream\.obs: offset [0-9]+: .*-n' $OVNI $first -n 1000000 "$TMP/g"
+	same_streams "$name: a failed sort leaves the stream untouched" "$TMP/g" "$dir/trace"
+	# Without a limit the whole stream is one window: the result is every event in clock order.
+	check "$name: without -n the region is sorted" $OVNI $first "$TMP/g"
+	check "$name: -c finds the trace sorted" $OVNI sort -c "$TMP/g"
+	# Fixed-size events here: same multiset of events, now in order, equal clocks absent.
+	od -An -v -tx1 -w12 -j8 "$(obs "$dir/trace")" | sort >"$TMP/before"
+	od -An -v -tx1 -w12 -j8 "$(obs "$TMP/g")" | sort >"$TMP/after"
+	check_same "$name: the sorted stream holds the same events" "$TMP/after" "$TMP/before"
+done
+
+# --- Generated traces: the expected result is every event in clock order. ---
+$GEN -n 200000 -r 1000 -k 4 -b 3 -t 3 "$TMP/u" && $GEN -S -n 200000 -r 1000 -k 4 -b 3 -t 3 "$TMP/s" ||
+	not_ok "gen-unsorted runs"
+$OVNI sort -c "$TMP/u" >"$TMP/out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && [ "$(grep -c 'not sorted: the clock goes back at offset' "$TMP/out")" -eq 3 ] &&
+	grep -q '^3 of 3 streams NOT sorted' "$TMP/out"; then
+	ok "-c names each of the 3 unsorted streams, exit 1"
+else
+	not_ok "-c names each of the 3 unsorted streams, exit 1 (rc $rc)"
+	sed 's/^/#   /' "$TMP/out"
+fi
+check "sort a 3-stream trace" $OVNI sort "$TMP/u"
+same_streams "3 streams, 600 regions: byte-identical to the events in clock order" "$TMP/u" "$TMP/s"
+ls -a "$TMP/u"/*/*/* | grep -q sorting && not_ok "no temporary file is left" || ok "no temporary file is left"
+
+f=$(obs "$TMP/u")
+ino=$(stat -c %i "$f")
+check "sorting a sorted trace succeeds" $OVNI sort "$TMP/u"
+[ "$(stat -c %i "$f")" = "$ino" ] && ok "a sorted stream is not rewritten" || not_ok "a sorted stream is not rewritten"
+
+# Mode kept, file replaced.
+rm -rf "$TMP/u" && $GEN -n 20000 -r 1000 "$TMP/u"
+f=$(obs "$TMP/u")
+chmod 640 "$f"
+ino=$(stat -c %i "$f")
+check "sort a stream of mode 640" $OVNI sort "$TMP/u"
+[ "$(stat -c %a "$f")" = 640 ] && ok "the stream keeps its mode" || not_ok "the stream keeps its mode ($(stat -c %a "$f"))"
+[ "$(stat -c %i "$f")" != "$ino" ] && ok "the stream was replaced by rename" || not_ok "the stream was replaced by rename"
+
+# Regions reaching 150,000 events back: beyond what stays in memory, read again from disk.
+rm -rf "$TMP/u" "$TMP/s"
+$GEN -n 1000000 -r 200000 -k 5 -b 150000 "$TMP/u" && $GEN -S -n 1000000 -r 200000 -k 5 -b 150000 "$TMP/s"
+cp -r "$TMP/u" "$TMP/u0"
+check_fails "-n 1000: a region out of reach fails, naming the stream and offset" \
+	'thread\.1/stream\.obs: offset [0-9]+: no event with a clock below' $OVNI sort -n 1000 "$TMP/u"
+same_streams "-n 1000: the stream is untouched" "$TMP/u" "$TMP/u0"
+check "far regions: sort" $OVNI sort "$TMP/u"
+same_streams "far regions: byte-identical to the events in clock order" "$TMP/u" "$TMP/s"
+rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
+check "-n 150010 reaches the far regions" $OVNI sort -n 150010 "$TMP/u"
+same_streams "-n 150010: the same result" "$TMP/u" "$TMP/s"
+
+# --- Crashes: old stream or new stream, never a mix. ---
+rm -rf "$TMP/u0" "$TMP/s"
+$GEN -n 3000000 -r 1000 "$TMP/u0" && $GEN -S -n 3000000 -r 1000 "$TMP/s"
+for phase in created synced renamed; do
+	rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
+	OVNI_SORT_TEST_KILL=$phase $OVNI sort "$TMP/u" 2>/dev/null
+	rc=$?
+	[ $rc -eq 137 ] && ok "killed after '$phase'" || not_ok "killed after '$phase' (rc $rc)"
+	if [ $phase = renamed ]; then
+		same_streams "killed after '$phase': the stream is the sorted one" "$TMP/u" "$TMP/s"
+	else
+		same_streams "killed after '$phase': the stream is the old one" "$TMP/u" "$TMP/u0"
+	fi
+	check "after the kill at '$phase', sort again" $OVNI sort "$TMP/u"
+	same_streams "after the kill at '$phase', the stream is sorted" "$TMP/u" "$TMP/s"
+	ls -a "$TMP/u"/*/*/* | grep -q sorting && not_ok "the leftover temporary file is gone" ||
+		ok "the leftover temporary file is gone"
+done
+for delay in 0.01 0.03 0.06 0.1 0.15 0.25; do
+	rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
+	$OVNI sort "$TMP/u" 2>/dev/null &
+	pid=$!
+	sleep $delay
+	kill -9 $pid 2>/dev/null
+	wait $pid
+	f=$(obs "$TMP/u")
+	if cmp -s "$f" "$(obs "$TMP/u0")"; then ok "SIGKILL after ${delay}s: the old stream"
+	elif cmp -s "$f" "$(obs "$TMP/s")"; then ok "SIGKILL after ${delay}s: the sorted stream"
+	else not_ok "SIGKILL after ${delay}s: the stream is neither the old nor the sorted one"; fi
+done
+
+# --- Damaged streams: stop at the first, in path order. ---
+rm -rf "$TMP/u0" "$TMP/s" "$TMP/u"
+$GEN -n 20000 -r 1000 -t 2 "$TMP/u0" && $GEN -S -n 20000 -r 1000 -t 2 "$TMP/s"
+t1=loom.node0/proc.1/thread.1/stream.obs
+t2=loom.node0/proc.1/thread.2/stream.obs
+cp -r "$TMP/u0" "$TMP/u"
+truncate -s -3 "$TMP/u/$t2"
+cp "$TMP/u/$t2" "$TMP/t2"
+check_fails "a cut stream fails, naming it and the offset" \
+	"thread\.2/stream\.obs: offset [0-9]+: .*cut short|incomplete" $OVNI sort "$TMP/u"
+check_same "the streams before the damaged one are sorted" "$TMP/u/$t1" "$TMP/s/$t1"
+check_same "the damaged stream is untouched" "$TMP/u/$t2" "$TMP/t2"
+rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
+truncate -s -3 "$TMP/u/$t1"
+check_fails "a damaged first stream stops the sort" "thread\.1/stream\.obs: offset" $OVNI sort "$TMP/u"
+check_same "the streams after the damaged one are untouched" "$TMP/u/$t2" "$TMP/u0/$t2"
+rm -rf "$TMP/u" && cp -r "$TMP/s" "$TMP/u"
+truncate -s -3 "$TMP/u/$t1"
+check_fails "-c on a sorted but cut stream: exit 2 with the offset" "thread\.1/stream\.obs: offset" \
+	sh -c '"$1" sort -c "$2"; [ $? -eq 2 ] && exit 3; exit 0' sh "$OVNI" "$TMP/u"
+
+# --- Read-only traces: refused, untouched; -c still works. ---
+rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
+if [ "$(id -u)" -ne 0 ]; then
+	chmod -R a-w "$TMP/u"
+	ro() { "$@"; }
+elif unshare -rm true 2>/dev/null; then
+	ro() { unshare -rm sh -c 'mount --bind -o ro "$0" "$0" && exec "$@"' "$TMP/u" "$@"; }
+else
+	ro() { :; }
+	not_ok "a read-only trace can be made (no unshare as root)"
+fi
+check_fails "a read-only trace is refused with one clear line" \
+	"stream\.obs: cannot rewrite the stream: (Read-only file system|Permission denied)" ro $OVNI sort "$TMP/u"
+same_streams "the read-only trace is untouched" "$TMP/u" "$TMP/u0"
+ro $OVNI sort -c "$TMP/u" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 1 ] && ok "-c checks a read-only trace (exit 1: unsorted)" || not_ok "-c checks a read-only trace (rc $rc)"
+chmod -R u+w "$TMP/u"
+
+# --- Arguments. ---
+check_fails "-n 0 is refused" "-n wants a number" $OVNI sort -n 0 "$TMP/u"
+check_fails "-n x is refused" "-n wants a number" $OVNI sort -n x "$TMP/u"
+check_fails "a missing trace is an error" "nothing-here" $OVNI sort "$TMP/nothing-here"
+check_fails "no trace is an error" "expected one trace directory" $OVNI sort
+done_testing

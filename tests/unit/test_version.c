@@ -1,0 +1,38 @@
+/* Version strings as the reference reads them in ovni.require and
+ * ovni_version_check: X.Y.Z, anything after the patch number ignored. */
+#include "t.h"
+#include "version.h"
+
+static void ok_version(const char *s, int a, int b, int c)
+{
+	int v[3] = { -1, -1, -1 };
+	CHECK(version_parse(s, v) == 0 && v[0] == a && v[1] == b && v[2] == c,
+		"'%s' is %d.%d.%d", s, a, b, c);
+}
+
+static void bad_version(const char *s)
+{
+	int v[3];
+	CHECK(version_parse(s, v) == -1, "'%s' is refused", s);
+}
+
+int main(void)
+{
+	ok_version("1.1.0", 1, 1, 0);
+	ok_version("2.7.0", 2, 7, 0);
+	ok_version("666.66.6", 666, 66, 6);
+	ok_version("1.2.3-rc", 1, 2, 3);
+	ok_version("1.2.3.4", 1, 2, 3);
+	bad_version("");
+	bad_version("1");
+	bad_version("1.2");
+	bad_version("1.2.");
+	bad_version("a.b.c");
+	bad_version("1..3");
+	bad_version("-1.2.3");
+	bad_version("1.2.3x");
+	bad_version(" 1.2.3");
+	bad_version("1.2.3-0123456789012345678901234567890123456789012345678901234567890");
+	bad_version(NULL);
+	return t_done();
+}
