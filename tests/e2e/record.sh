@@ -60,6 +60,69 @@ rm -rf "$TMP/t2"
 "$OVNI" record -o "$TMP/t2" -- "$TMP/threads" 2 7 >/dev/null 2>&1
 same "the recorder exits with the program's status" "$?" 7
 
+# --- Processes: fork, exec, nested exec, exit paths. ---
+$CC -O1 -pthread -o "$TMP/procs" "$SRC/procs.c" || not_ok "compile procs.c"
+# rec NAME ARGS...: records procs ARGS into $TMP/NAME; status in $rc.
+rec() {
+	name=$1; shift
+	rm -rf "$TMP/$name"
+	"$OVNI" record -o "$TMP/$name" -- "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+rec fork "$TMP/procs" fork
+same "fork: exit status" "$rc" 0
+emu_ok "fork: ovni emu accepts the trace" "$TMP/fork"
+same "fork: two processes" "$(ls -d "$TMP"/fork/loom.*/proc.* | wc -l | tr -d ' ')" 2
+grep -q '2 processes, 2 threads' "$TMP/err" && ok "fork: summary counts both" || not_ok "fork: summary counts both"
+rec exec "$TMP/procs" exec 3
+same "exec: exit status" "$rc" 0
+emu_ok "exec: ovni emu accepts the trace" "$TMP/exec"
+same "exec: one stream for the thread across 3 execs" "$(find "$TMP/exec" -name stream.obs | wc -l | tr -d ' ')" 1
+same "exec: the thread runs in each of the 4 images" "$(count OHx "$TMP/exec")" 4
+same "exec: and stops before each exec and at the end" "$(count OHe "$TMP/exec")" 4
+rec forkexec "$TMP/procs" forkexec
+emu_ok "fork+exec: ovni emu accepts the trace" "$TMP/forkexec"
+same "fork+exec: the child's stream goes on in the exec'd program" "$(count OHx "$TMP/forkexec")" 3
+rec uexit "$TMP/procs" _exit
+same "_exit: status 5" "$rc" 5
+emu_ok "_exit: ovni emu accepts the trace" "$TMP/uexit"
+same "_exit: the thread ends" "$(count OHe "$TMP/uexit")" 1
+rec texit "$TMP/procs" threads-exit
+same "exit with a thread running: status" "$rc" 0
+emu_ok "exit with a thread running: ovni emu accepts the trace" "$TMP/texit"
+grep -q 'did not finish' "$TMP/err" && ok "exit with a thread running: the cut thread is named" ||
+	not_ok "exit with a thread running: the cut thread is named"
+
+# --- Crashes: same signal, same status, a trace ovni emu accepts. ---
+$CC -O0 -pthread -o "$TMP/crash" "$SRC/crash.c" || not_ok "compile crash.c"
+for k in segv:139 bus:135 fpe:136 ill:132 abort:134 term:143 int:130 hup:129 kill:137; do
+	how=${k%%:*} want=${k#*:}
+	rec "c-$how" "$TMP/crash" "$how"
+	same "crash $how: the program dies as it would (status $want)" "$rc" "$want"
+	emu_ok "crash $how: ovni emu accepts the trace" "$TMP/c-$how"
+	same "crash $how: both threads executed and ended" "$(count OHx "$TMP/c-$how") $(count OHe "$TMP/c-$how")" "2 2"
+done
+# Only SIGKILL cuts the main thread: the handler finished it otherwise.
+grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||
+	not_ok "crash kill: both threads named as cut"
+
+# --- CPU placement and affinity. ---
+if [ "$(nproc)" -ge 2 ]; then
+	$CC -O1 -pthread -o "$TMP/affinity" "$SRC/affinity.c" || not_ok "compile affinity.c"
+	rec aff "$TMP/affinity"
+	same "affinity: exit status" "$rc" 0
+	emu_ok "affinity: ovni emu accepts the trace (never two threads on one CPU)" "$TMP/aff"
+	"$OVNI" dump "$TMP/aff" >"$TMP/aff.txt" 2>/dev/null
+	grep -q 'OAs .*moves itself to CPU 0$' "$TMP/aff.txt" && ok "affinity: main pins itself to CPU 0" || not_ok "affinity: main pins itself to CPU 0"
+	same "affinity: threads created pinned to a taken CPU run on the virtual CPU" \
+		"$(grep -c 'OHx .*begins running on CPU -1; creator thread [1-9]' "$TMP/aff.txt")" 2
+	grep -q 'OAr .*to CPU 1$' "$TMP/aff.txt" && ok "affinity: moving another thread is OAr" || not_ok "affinity: moving another thread is OAr"
+	grep -q 'OAs .*moves itself to CPU -1$' "$TMP/aff.txt" && ok "affinity: unpinned, main goes to the virtual CPU" ||
+		not_ok "affinity: unpinned, main goes to the virtual CPU"
+else
+	echo "ok - # SKIP one CPU"
+fi
+
 # --- Private shim directory. ---
 priv=$(TMPDIR=$TMP/priv sh -c 'mkdir -p "$TMPDIR"; "$1" record -o "$2" -- true 2>/dev/null; ls -d "$TMPDIR"/ovni-*' sh "$OVNI" "$TMP/t3")
 mode=$(stat -c %a "$priv" 2>/dev/null)
