@@ -7,5 +7,8 @@
 const struct emu_model *const emu_models[] = {
 	&emu_model_kernel,
 	&emu_model_ovni,
+	&emu_model_tampi,
+	&emu_model_mpi,
+	&emu_model_nodes,
 	NULL,
 };
