@@ -77,13 +77,6 @@ static const struct mchan_def defs[CH_MAX] = {
 	[CH_TASKID] = OPENMP_CHAN("task-id", 52, "OpenMP task ID", NULL, CFG_NULL_GRADIENT),
 };
 
-/* What each stack holds, for the -l message. */
-static const char *const stacked[CH_MAX] = {
-	[CH_SUBSYSTEM] = "openmp subsystem",
-	[CH_LABEL] = "openmp label",
-	[CH_TASKID] = "openmp task",
-};
-
 struct openmp {
 	struct mchan ch;
 	struct substack_map ss;
@@ -161,8 +154,8 @@ static uint32_t read_u32(const uint8_t *p)
 static int need_payload(const struct emu *e, uint32_t size)
 {
 	if (emu_payload_size(e) != size)
-		return failf("the event needs a %" PRIu32 "-byte payload, not %" PRIu32 " bytes",
-			     size, emu_payload_size(e));
+		return failf("the event needs %" PRIu32 " payload bytes, not %" PRIu32, size,
+			     emu_payload_size(e));
 	return 0;
 }
 
@@ -299,10 +292,11 @@ static int finish(struct emu *e)
 		return -1;
 	if (e->partial || !e->opts.lint)
 		return 0;
-	for (size_t i = 0; i < CH_MAX; i++)
-		if (substack_lint(&o->ch, i, stacked[i]) != 0)
-			return -1;
-	return 0;
+	/* an open task first: its label is on the stack too */
+	if (substack_lint(&o->ch, CH_TASKID, "openmp task") != 0 ||
+	    substack_lint(&o->ch, CH_LABEL, "openmp label") != 0)
+		return -1;
+	return substack_lint(&o->ch, CH_SUBSYSTEM, "openmp subsystem");
 }
 
 static void openmp_free(struct emu *e)
