@@ -25,8 +25,8 @@ int chan_init(struct chan *c, enum chan_kind kind, const char *name)
 
 void chan_free(struct chan *c)
 {
-	free(c->on_dirty.v);
-	free(c->on_emit.v);
+	free(c->on_dirty.more);
+	free(c->on_emit.more);
 	free(c->stack);
 	if (c->fan)
 		free(c->fan->v);
@@ -93,17 +93,22 @@ int chan_pop(struct chan *c, struct value expected)
 
 static int cbs_add(struct chan_cbs *l, chan_cb_fn fn, void *arg)
 {
-	if (l->n == l->cap) {
+	if (!l->fn) {
+		l->fn = fn;
+		l->arg = arg;
+		return 0;
+	}
+	if (l->nmore == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 2;
-		struct chan_cb *v = realloc(l->v, cap * sizeof(*v));
+		struct chan_cb *v = realloc(l->more, cap * sizeof(*v));
 		if (!v)
 			return -1;
-		l->v = v;
+		l->more = v;
 		l->cap = cap;
 	}
-	l->v[l->n].fn = fn;
-	l->v[l->n].arg = arg;
-	l->n++;
+	l->more[l->nmore].fn = fn;
+	l->more[l->nmore].arg = arg;
+	l->nmore++;
 	return 0;
 }
 

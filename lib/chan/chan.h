@@ -31,9 +31,13 @@ struct chan_cb {
 	void *arg;
 };
 
+/* The first callback inline (most channels have one or none), the rest
+ * in an array. */
 struct chan_cbs {
-	struct chan_cb *v;
-	uint32_t n, cap;
+	chan_cb_fn fn; /* NULL: no callback */
+	void *arg;
+	struct chan_cb *more;
+	uint32_t nmore, cap;
 };
 
 /* The mux inputs that pick a channel now, in the order they were set up:
