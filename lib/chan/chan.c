@@ -52,6 +52,18 @@ int chan_fail_kind(const struct chan *c, const char *op)
 		     c->kind == CHAN_STACK ? "stack" : "single");
 }
 
+int chan_set_slow(struct chan *c, struct value v)
+{
+	if (c->kind != CHAN_SINGLE)
+		return chan_fail_kind(c, "set");
+	int r = chan_check_write(c, v);
+	if (r)
+		return r < 0 ? -1 : 0;
+	c->cur = v;
+	chan_touch(c);
+	return 0;
+}
+
 int chan_stack_grow(struct chan *c)
 {
 	if (c->depth >= CHAN_STACK_MAX)
