@@ -130,15 +130,24 @@ static int push_pop(struct nosv *v, struct emu_thread *th, uint8_t c, int64_t ss
 	return nosv_ss_pop(v, th, ss);
 }
 
-/* API calls: VA<x> enters, VA<X> leaves; subsystems 12.. in this order. */
+/* API calls: VA<x> enters, VA<X> leaves, subsystem by letter. */
+static const uint8_t api_ss[26] = {
+	['r' - 'a'] = 12, ['d' - 'a'] = 13, ['s' - 'a'] = 14, ['p' - 'a'] = 15, ['y' - 'a'] = 16,
+	['w' - 'a'] = 17, ['c' - 'a'] = 18, ['a' - 'a'] = 19, ['e' - 'a'] = 20, ['l' - 'a'] = 21,
+	['t' - 'a'] = 22, ['u' - 'a'] = 23, ['b' - 'a'] = 24, ['o' - 'a'] = 25, ['g' - 'a'] = 26,
+	['k' - 'a'] = 27, ['j' - 'a'] = 28, ['m' - 'a'] = 29, ['i' - 'a'] = 30, ['n' - 'a'] = 31,
+};
+
 static int ev_api(struct nosv *v, struct emu_thread *th, uint8_t c)
 {
-	static const char api[] = "rdspywcaeltubogkjmin";
-	uint8_t lower = (uint8_t)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-	const char *p = lower ? strchr(api, lower) : NULL;
-	if (!p)
+	uint8_t ss = 0;
+	if (c >= 'a' && c <= 'z')
+		ss = api_ss[c - 'a'];
+	else if (c >= 'A' && c <= 'Z')
+		ss = api_ss[c - 'A'];
+	if (!ss)
 		return failf("unknown nOS-V API event");
-	return push_pop(v, th, c, 12 + (p - api));
+	return push_pop(v, th, c, ss);
 }
 
 static int ev_sched(struct nosv *v, struct emu_thread *th, uint8_t c)

@@ -119,8 +119,10 @@ static int create_task(struct task_table *t, const uint8_t *p, uint8_t kind)
 int nosv_task_event(struct nosv *v, struct emu *e)
 {
 	uint8_t kind = e->ev->mcv[2];
-	if (!strchr("cCxepr", kind) || !kind)
-		return failf("unknown nOS-V task event");
+	switch (kind) {
+	case 'c': case 'C': case 'x': case 'e': case 'p': case 'r': break;
+	default: return failf("unknown nOS-V task event");
+	}
 	if (emu_payload_size(e) != 8)
 		return failf("a nOS-V task event needs 8 bytes (task id and %s), not %u",
 			     kind == 'c' || kind == 'C' ? "type id" : "body id", emu_payload_size(e));
