@@ -53,18 +53,11 @@ static int on_input(struct chan *c, void *arg)
 	struct chan_sort_input *in = arg;
 	struct chan_sort *s = in->s;
 	int64_t old = s->values[in->index], new = as_int(chan_read(c));
-	size_t lo = 0, hi = 0;
-	if (old != new) {
-		s->values[in->index] = new;
-		chan_sort_replace(s->sorted, s->n, old, new, &lo, &hi);
-	} else if (s->started) {
+	if (old == new)
 		return 0;
-	}
-	if (!s->started) { /* the first change shows every output */
-		s->started = 1;
-		lo = 0;
-		hi = s->n - 1;
-	}
+	s->values[in->index] = new;
+	size_t lo, hi;
+	chan_sort_replace(s->sorted, s->n, old, new, &lo, &hi);
 	for (size_t k = lo; k <= hi; k++)
 		if (chan_set(s->outputs[k], value_int64(s->sorted[k])) != 0)
 			return -1;
@@ -91,6 +84,9 @@ int chan_sort_init(struct chan_sort *s, struct chan *const *inputs, struct chan 
 		if (chan_on_dirty(inputs[i], on_input, &s->ins[i]) != 0)
 			return failf("out of memory for a sort block of %zu channels", n);
 	}
+	for (size_t i = 0; i < n; i++)
+		if (chan_set(outputs[i], value_int64(0)) != 0)
+			return -1;
 	return 0;
 }
 

@@ -22,14 +22,11 @@ struct chan_sort {
 	int64_t *values; /* the value of every input, as sorted */
 	int64_t *sorted; /* ascending */
 	struct chan_sort_input *ins;
-	int started; /* an input changed: the outputs hold values */
 };
 
-/* Hooks the block to the inputs. The outputs stay unset until an input
- * first becomes dirty; then all of them are written, in order (as the
- * reference's breakdowns show: rows appear when a CPU first gets a
- * thread). The outputs get CHAN_DIRTY_WRITE and CHAN_ALLOW_DUP. The block
- * must not move after. -1 after failf. */
+/* Hooks the block to the inputs and sets every output to 0 (dirty, so the
+ * first propagation writes them all). The outputs get CHAN_DIRTY_WRITE and
+ * CHAN_ALLOW_DUP. The block must not move after. -1 after failf. */
 int chan_sort_init(struct chan_sort *s, struct chan *const *inputs, struct chan *const *outputs, size_t n);
 void chan_sort_free(struct chan_sort *s);
 
