@@ -1,6 +1,6 @@
 /* The nosv model 'V': channels, subsystems, idle states and the dispatch
  * of the events (spec emu.md 4.4). Tasks are in tasks.c, counters in
- * hwc.c, the breakdown in breakdown.c. */
+ * hwc.c. */
 #include "model/nosv/nosv.h"
 
 #include <inttypes.h>
@@ -10,6 +10,7 @@
 #include "chan/fail.h"
 #include "emu/sched.h"
 #include "io/msg.h"
+#include "json.h"
 #include "paraver/prv.h"
 #include "stream.h"
 
@@ -222,6 +223,40 @@ static int event(struct emu *e)
 	return failf("unknown nOS-V event");
 }
 
+/* ---- breakdown ---- */
+
+static size_t can_breakdown(const struct emu *e)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < e->nthreads; i++) {
+		const struct trace_stream *s = &e->trace.streams[e->threads[i].sys->stream];
+		const struct json *can = json_dotget(s->json, "nosv.can_breakdown");
+		n += can && can->type == JSON_BOOL && can->u.boolean;
+	}
+	return n;
+}
+
+/* Only a runtime that emits every subsystem and idle change (it says so
+ * with nosv.can_breakdown in every thread) gives a complete picture. */
+int nosv_breakdown_connect(struct nosv *v, struct emu *e)
+{
+	size_t ok = can_breakdown(e);
+	if (ok != e->nthreads) {
+		msg_warn("no nOS-V breakdown: only %zu of %zu threads have nosv.can_breakdown = true", ok,
+			 e->nthreads);
+		return 0;
+	}
+	struct breakdown_def bd = {
+		.name = "nosv-breakdown", .type = 17,
+		.title = "CPU: nOS-V Runtime/Idle/Task breakdown",
+		.view = "cpu/nosv/breakdown",
+		.ch = &v->ch, .ch_type = NOSV_TYPE, .ch_subsystem = NOSV_SUBSYSTEM, .ch_idle = NOSV_IDLE,
+		.body = NOSV_SS_TASK_BODY, .unknown = NOSV_SS_UNKNOWN, .progressing = NOSV_PROGRESSING,
+		.ss_labels = nosv_ss_labels, .idle_labels = nosv_idle_labels,
+	};
+	return breakdown_init(&v->bd, e, &bd);
+}
+
 /* ---- hooks ---- */
 
 static int create(struct emu *e)
@@ -303,7 +338,7 @@ static int finish(struct emu *e)
 static void nosv_free(struct emu *e)
 {
 	struct nosv *v = emu_data(e, 'V');
-	nosv_breakdown_free(&v->bd);
+	breakdown_free(&v->bd);
 	nosv_tasks_free(v);
 	mchan_free(&v->ch);
 	nosv_hwc_free(&v->hwc);

@@ -1,16 +1,16 @@
 /* The nosv model 'V' (spec emu.md 4.4): nOS-V tasks and their bodies, the
  * runtime's subsystems, idle states and the hardware counters a thread
  * reads (declared in the metadata, values in VWC events). Split in files:
- * nosv.c (channels and events), hwc.c (counters), breakdown.c (-b). */
+ * nosv.c (channels, events, breakdown), tasks.c, hwc.c (counters). */
 #ifndef OVNI_MODEL_NOSV_H
 #define OVNI_MODEL_NOSV_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "chan/sort.h"
 #include "emu/emu.h"
 #include "emu/mchan.h"
+#include "model/breakdown.h"
 #include "paraver/pvt.h"
 
 /* Channels per thread, in the order the .pcf lists them. */
@@ -45,29 +45,11 @@ struct nosv_hwc {
 	char **chan_names; /* "hwc-<name>", for the channel and view file */
 };
 
-/* The breakdown timeline (-b): per physical CPU one value (the task type
- * in a task body, else the subsystem; the idle state when not
- * progressing), sorted into stacked rows. */
-struct nosv_bd_cpu {
-	struct chan out; /* what the CPU does */
-	struct chan *ss, *type, *idle; /* the CPU rows it is computed from */
-};
-
-struct nosv_breakdown {
-	int on;
-	struct pvt pvt;
-	size_t n; /* physical CPUs = rows */
-	struct nosv_bd_cpu *cpu;
-	struct chan *rows; /* sort outputs, row i = i-th smallest */
-	struct chan_sort sort;
-	struct pcf_type *pcf;
-};
-
 struct nosv {
 	struct mchan ch;
 	struct mchan_def *defs;
 	struct nosv_hwc hwc;
-	struct nosv_breakdown bd;
+	struct breakdown bd; /* -b */
 	struct nosv_tasks *tasks;
 };
 
@@ -101,11 +83,8 @@ int nosv_hwc_views(const struct nosv_hwc *h, struct mchan *m);
 /* A VWC event: one int64 per counter. -1 after failf. */
 int nosv_hwc_event(const struct nosv_hwc *h, struct mchan *m, struct emu *e);
 
-/* breakdown.c: -b. Builds the breakdown when every thread says the
- * runtime can (nosv.can_breakdown), else warns. -1 after a message. */
+/* -b: the breakdown trace when every thread says the runtime can
+ * (nosv.can_breakdown), else a warning. -1 after a message. */
 int nosv_breakdown_connect(struct nosv *v, struct emu *e);
-/* Task type labels for the breakdown .pcf (from finish). -1 after failf. */
-int nosv_breakdown_add_type(struct nosv *v, int64_t value, const char *label);
-void nosv_breakdown_free(struct nosv_breakdown *b);
 
 #endif

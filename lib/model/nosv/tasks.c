@@ -175,7 +175,7 @@ int nosv_types_finish(struct nosv *v, struct emu *e)
 			} else if (r > 0) {
 				if (pcf_add_value(v->ch.th_pcf[NOSV_TYPE], ty->value, ty->label) != 0 ||
 				    pcf_add_value(v->ch.cpu_pcf[NOSV_TYPE], ty->value, ty->label) != 0 ||
-				    nosv_breakdown_add_type(v, ty->value, ty->label) != 0)
+				    breakdown_add_value(&v->bd, ty->value, ty->label) != 0)
 					rc = -1;
 			}
 		}
