@@ -135,6 +135,11 @@ one_thread '{}' "header\n$OHX0\n$TYPE1\nev VTc 120 0100000001000000\n%s\n%s\n%s\
 check "a normal task may run again after it ends" "$OVNI" emu -l "$d"
 check "... and shows its id again" grep -q -e '^2:0:1:1:1:50:10:1$' "$d/thread.prv"
 one_thread '{}' "header\n$OHX0\n$TYPE1\nev VTc 120 0100000001000000\n%s\n%s\nev OHe 400\n" 100 110 \
+	'ev VTx 130 0100000000000000' 'ev VTp 140 0100000000000000'
+check "a task left paused is fine without -l" "$OVNI" emu "$d"
+check_fails "... but not with -l" "nosv model: thread 7 ended with 1 task body unfinished: body\(id=1,taskid=1\) \(Paused\)" \
+	"$OVNI" emu -l "$d"
+one_thread '{}' "header\n$OHX0\n$TYPE1\nev VTc 120 0100000001000000\n%s\n%s\nev OHe 400\n" 100 110 \
 	'ev VTx 130 0100000000000000' 'ev VTe 140 0200000000000000'
 check_fails "ending another task" "cannot end task 2: no such task was created" "$OVNI" emu "$d"
 one_thread '{}' "header\n$OHX0\n$TYPE1\nev VTc 120 0100000001000000\nev VTc 130 0100000001000000\nev OHe 400\n" 100 110

@@ -191,9 +191,10 @@ int nosv_tasks_check(struct nosv *v, struct emu *e)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct body *b = task_stack_top(&t->stacks[i]);
 		if (b)
-			return failf("thread %" PRId64 " ended with %zu task bodies unfinished, the innermost "
-				     "%s (%s)", e->threads[i].tid, t->stacks[i].n,
-				     body_name(b, name, sizeof(name)), body_state_name(b->state));
+			return failf("thread %" PRId64 " ended with %zu task bod%s unfinished: %s%s (%s)",
+				     e->threads[i].tid, t->stacks[i].n, t->stacks[i].n == 1 ? "y" : "ies",
+				     t->stacks[i].n == 1 ? "" : "the innermost ", body_name(b, name, sizeof(name)),
+				     body_state_name(b->state));
 	}
 	return 0;
 }
