@@ -4,6 +4,7 @@
  * pinned to one free CPU runs there, others on the virtual CPU), affinity
  * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
  * new image), and every exit path, fatal signals included. */
+#include "rt/instr.h"
 #include "rt/rt.h"
 #include "rt/state.h"
 
@@ -233,6 +234,21 @@ static void find_rank(void)
 			nranks = n;
 			return;
 		}
+	}
+}
+
+/* After MPI_Init: the rank for this thread and the threads created later. */
+void rt_record_set_rank(int r, int n)
+{
+	has_rank = 1;
+	rank = r;
+	nranks = n;
+	struct rt_thread *t = &rt_self;
+	if (t->ready && (!t->has_rank || t->rank != r || t->nranks != n)) {
+		t->has_rank = 1;
+		t->rank = r;
+		t->nranks = n;
+		rt_meta_changed(t);
 	}
 }
 

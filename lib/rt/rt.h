@@ -56,6 +56,7 @@ struct rt_thread {
 	int automatic; /* record mode owns its lifecycle events (OH*, OA*) */
 	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
 	int has_rank, rank, nranks;
+	unsigned instr; /* RT_INSTR_* already declared in the metadata (instr.h) */
 	struct rt_cpu *cpus;
 	size_t ncpus, capcpus;
 	struct json *meta; /* stream.json as it is now, without the final keys */
