@@ -35,6 +35,10 @@ void rt_instr_meta_set(struct rt_thread *t, const char *key, const char *value);
 /* dlsym(RTLD_NEXT, name), aborting with a clear message when missing. */
 void *rt_instr_next(const char *name);
 
+/* An MPI launcher (mpirun, hydra_pmi_proxy, orted...): record.c leaves it
+ * untraced, and the ranks it starts are traced (mpi.c). */
+int rt_instr_is_launcher(void);
+
 /* Rank and size learnt by the MPI wrappers after MPI_Init (record.c). */
 void rt_record_set_rank(int rank, int nranks);
 

@@ -366,6 +366,8 @@ __attribute__((constructor)) static void record_start(void)
 	const char *path = getenv("OVNI_RECORD_STATE");
 	if (!path || !*path)
 		return;
+	if (rt_instr_is_launcher())
+		return;
 	state = map_state(path);
 	if (!state) {
 		rt_warn("ovni record: cannot use %s; this process is not traced\n", path);
