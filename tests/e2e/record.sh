@@ -66,7 +66,11 @@ $CC -O1 -pthread -o "$TMP/procs" "$SRC/procs.c" || not_ok "compile procs.c"
 rec() {
 	name=$1; shift
 	rm -rf "$TMP/$name"
-	"$OVNI" record -o "$TMP/$name" -- "$@" >"$TMP/out" 2>"$TMP/err"
+	case $1 in
+	-*) opt1=$1 opt2=$2; shift 2 ;;
+	*) opt1=--app-id opt2=1 ;;
+	esac
+	"$OVNI" record -o "$TMP/$name" "$opt1" "$opt2" -- "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 }
 rec fork "$TMP/procs" fork
@@ -123,6 +127,23 @@ else
 	echo "ok - # SKIP one CPU"
 fi
 
+# --- 64 threads x 1 million events through the API: none lost. ---
+BIG=$TMP
+[ -d /dev/shm ] && [ -w /dev/shm ] && BIG=$(mktemp -d /dev/shm/ovni-test-record.XXXXXX)
+avail=$(df -Pk "$BIG" | awk 'NR == 2 {print $4}')
+if [ "${avail:-0}" -gt 2000000 ] && "$OVNI" lib "$TMP/blib" 2>/dev/null &&
+	$CC -O2 -pthread -I"$TMP/blib" -o "$TMP/burst" "$SRC/burst.c" -L"$TMP/blib" -lovni; then
+	"$OVNI" record -o "$BIG/b" -- "$TMP/burst" 64 1000000 >/dev/null 2>"$TMP/err"
+	same "64 threads x 1M events: exit status" "$?" 0
+	same "64 threads x 1M events: every event is in the trace" \
+		"$("$OVNI" top "$BIG/b" 2>/dev/null | awk '$1 == "OB." {print $2}')" 64000000
+	grep -q ' 65 threads, 64000194 events' "$TMP/err" && ok "64 threads x 1M events: summary counts them" ||
+		{ not_ok "64 threads x 1M events: summary counts them"; cat "$TMP/err"; }
+else
+	echo "ok - # SKIP 64 x 1M events: less than 2 GB free in $BIG"
+fi
+[ "$BIG" != "$TMP" ] && rm -rf "$BIG"
+
 # --- Private shim directory. ---
 priv=$(TMPDIR=$TMP/priv sh -c 'mkdir -p "$TMPDIR"; "$1" record -o "$2" -- true 2>/dev/null; ls -d "$TMPDIR"/ovni-*' sh "$OVNI" "$TMP/t3")
 mode=$(stat -c %a "$priv" 2>/dev/null)
@@ -162,8 +183,28 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	emu_ok "api: ovni emu accepts the recorded trace" "$TMP/a2"
 	same "api: the program's own OHx is replaced by the recorder's" "$(count OHx "$TMP/a2")" 1
 	same "api: marks recorded" "$(count OM] "$TMP/a2")" 5
+	# --events: unselected models never reach the stream.
+	$CC -o "$TMP/models" "$SRC/models.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile models.c"
+	rec m-all "$TMP/models"
+	same "--events default: every model recorded" "$(count VTx "$TMP/m-all") $(count OM= "$TMP/m-all")" "1 1"
+	rec m-ovni --events ovni "$TMP/models"
+	same "--events ovni: nosv events dropped, marks kept" "$(count VTx "$TMP/m-ovni") $(count OM= "$TMP/m-ovni")" "0 1"
+	emu_ok "--events ovni: ovni emu accepts the trace" "$TMP/m-ovni"
+	rm -rf "$TMP/m-env"
+	OVNI_EVENTS=nosv "$OVNI" record -o "$TMP/m-env" -- "$TMP/models" >/dev/null 2>&1
+	same "OVNI_EVENTS=nosv: nosv events recorded" "$(count VTx "$TMP/m-env")" 1
+	check_fails "--events with an unknown model is refused" "no model 'bogus'" "$OVNI" record --events ovni,bogus -o "$TMP/m-bad" -- true
 else
 	not_ok "a program builds against ovni lib output"
 fi
+
+# --- --tmpdir: streams written there, moved at the end. ---
+rec tmpd --tmpdir "$TMP/scratch" "$TMP/threads" 2
+same "--tmpdir: exit status" "$rc" 0
+emu_ok "--tmpdir: ovni emu accepts the final trace" "$TMP/tmpd"
+same "--tmpdir: every stream moved to TRACEDIR" "$(find "$TMP/tmpd" -name stream.obs | wc -l | tr -d ' ')" 4
+same "--tmpdir: nothing left in the tmpdir" "$(find "$TMP/scratch" -name 'stream.*' | wc -l | tr -d ' ')" 0
+rec tmpk --tmpdir "$TMP/scratch2" "$TMP/crash" kill
+emu_ok "--tmpdir after SIGKILL: the streams are ended and moved" "$TMP/tmpk"
 
 done_testing
