@@ -6,6 +6,7 @@
  * nothing. The pop is a cleanup, so a cancelled wait still closes it. */
 #include "rt/instr.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -121,8 +122,22 @@ typedef int (*usleep_fn)(useconds_t);
 typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
 typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
 
+/* glibc's flag (2.32+) that no second thread was ever created: then no lock
+ * can be contended (within the process), and the plain lock is cheaper
+ * than a try-lock (it skips the atomic operation). */
+static const volatile char *single_threaded;
+static mutex_fn lock_fast;
+
+__attribute__((constructor)) static void block_init(void)
+{
+	single_threaded = dlsym(RTLD_DEFAULT, "__libc_single_threaded");
+	lock_fast = (mutex_fn)rt_instr_next("pthread_mutex_lock");
+}
+
 RT_API int pthread_mutex_lock(pthread_mutex_t *m)
 {
+	if (single_threaded && *single_threaded && lock_fast)
+		return lock_fast(m);
 	REAL(mutex_fn, pthread_mutex_trylock);
 	int r = real_pthread_mutex_trylock(m);
 	if (RT_LIKELY(r != EBUSY))

@@ -4,6 +4,8 @@
  *   nonblock   Irecv/Isend with each neighbour, Waitall, then Ibarrier+Wait
  *   pingpong N ranks 0 and 1 exchange N one-int messages; prints ns per
  *              round trip (the bench)
+ *   nulltest N N calls of MPI_Test on a null request, then of PMPI_Test;
+ *              prints ns per call of each (the wrapper's own cost)
  * Prints "<rank>/<size> <pattern> ok" from every rank. */
 #include <mpi.h>
 #include <stdio.h>
@@ -74,6 +76,24 @@ static int pingpong(long n)
 	return rank != 0 || x == n;
 }
 
+static double per_call(int (*test)(MPI_Request *, int *, MPI_Status *), long n)
+{
+	MPI_Request req = MPI_REQUEST_NULL;
+	int flag;
+	double t0 = MPI_Wtime();
+	for (long i = 0; i < n; i++)
+		test(&req, &flag, MPI_STATUS_IGNORE);
+	return (MPI_Wtime() - t0) * 1e9 / (double)n;
+}
+
+static int nulltest(long n)
+{
+	double wrapped = per_call(MPI_Test, n), direct = per_call(PMPI_Test, n);
+	if (rank == 0)
+		printf("nulltest: %.1f ns MPI_Test, %.1f ns PMPI_Test\n", wrapped, direct);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "ring";
@@ -90,6 +110,8 @@ int main(int argc, char **argv)
 		good = nonblock();
 	else if (!strcmp(what, "pingpong"))
 		good = pingpong(argc > 2 ? atol(argv[2]) : 100000);
+	else if (!strcmp(what, "nulltest"))
+		good = nulltest(argc > 2 ? atol(argv[2]) : 1000000);
 	else
 		good = 0;
 	printf("%d/%d %s %s\n", rank, size, what, good ? "ok" : "FAILED");
