@@ -74,7 +74,7 @@ static void emit(struct rt_thread *t, char v, int call)
 	int32_t type = BLOCK_MARK;
 	memcpy(p, &value, 8);
 	memcpy(p + 8, &type, 4);
-	rt_emit_raw(t, (char[3]){ 'O', 'M', v }, ovni_clock_now(), p, 12);
+	rt_instr_emit(t, (char[3]){ 'O', 'M', v }, p, 12);
 }
 
 /* The thread starts waiting in call; returns call if it was recorded. */

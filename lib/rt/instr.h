@@ -7,6 +7,8 @@
 
 #include "rt/rt.h"
 
+#include <string.h>
+
 #define RT_INSTR_BLOCK 1u
 #define RT_INSTR_MPI 2u
 #define RT_INSTR_OMP 4u
@@ -27,6 +29,25 @@ static inline struct rt_thread *rt_instr_thread(unsigned kind, rt_instr_declare_
 		rt_meta_write(t);
 	}
 	return t;
+}
+
+/* One event of the thread now; inlined so that, with n a constant, the copy
+ * is a few moves (the window always keeps RT_SLACK bytes for the fast path). */
+static inline void rt_instr_emit(struct rt_thread *t, const char mcv[3], const void *payload, size_t n)
+{
+	uint64_t clock = ovni_clock_now();
+	if (RT_UNLIKELY((size_t)(t->end - t->pos) < RT_SLACK + 16)) {
+		rt_emit_raw(t, mcv, clock, payload, n);
+		return;
+	}
+	uint8_t *p = t->pos;
+	p[0] = n ? (uint8_t)(n - 1) : 0;
+	memcpy(p + 1, mcv, 3);
+	memcpy(p + 4, &clock, 8);
+	if (n)
+		memcpy(p + 12, payload, n);
+	memset(p + 12 + n, 0, 4);
+	t->pos = p + 12 + n;
 }
 
 /* Sets key (dotted) in the thread's metadata; aborts when out of memory. */

@@ -30,14 +30,14 @@ static struct rt_thread *mpi_enter(const char mcv[3])
 		return NULL; /* --events without mpi */
 	struct rt_thread *t = rt_instr_thread(RT_INSTR_MPI, declare);
 	if (t)
-		rt_emit_raw(t, mcv, ovni_clock_now(), NULL, 0);
+		rt_instr_emit(t, mcv, NULL, 0);
 	return t;
 }
 
 static void mpi_leave(struct rt_thread *t, const char mcv[3])
 {
 	if (t && t->ready)
-		rt_emit_raw(t, mcv, ovni_clock_now(), NULL, 0);
+		rt_instr_emit(t, mcv, NULL, 0);
 }
 
 /* MPI_COMM_WORLD of the loaded library: Open MPI's is a global object. */

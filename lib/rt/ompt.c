@@ -115,7 +115,7 @@ static struct rt_thread *omp_thread(void)
 
 static void emit(struct rt_thread *t, char c, char v, const void *payload, size_t n)
 {
-	rt_emit_raw(t, (char[3]){ 'P', c, v }, ovni_clock_now(), payload, n);
+	rt_instr_emit(t, (char[3]){ 'P', c, v }, payload, n);
 }
 
 static char pop_value(char v)
