@@ -401,10 +401,9 @@ __attribute__((constructor)) static void gomp_notice(void)
 	const char *state = getenv("OVNI_RECORD_STATE");
 	if (!state || !*state || rt_instr_is_launcher())
 		return;
-	void *gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
-	if (!gomp)
+	/* LLVM's libomp has GOMP_ entry points too, and also its own __kmpc_. */
+	if (!dlsym(RTLD_DEFAULT, "GOMP_parallel") || dlsym(RTLD_DEFAULT, "__kmpc_fork_call"))
 		return;
-	dlclose(gomp);
 	rt_warn("ovni record: %s uses GNU libgomp, which has no OMPT interface: its OpenMP regions are not "
 		"recorded (build with clang -fopenmp and LLVM's libomp to record them)\n",
 		program_invocation_short_name);
