@@ -12,5 +12,6 @@ const struct emu_model *const emu_models[] = {
 	&emu_model_mpi,
 	&emu_model_nodes,
 	&emu_model_openmp,
+	&emu_model_nosv,
 	NULL,
 };
