@@ -60,6 +60,16 @@ rm -rf "$TMP/t2"
 "$OVNI" record -o "$TMP/t2" -- "$TMP/threads" 2 7 >/dev/null 2>&1
 same "the recorder exits with the program's status" "$?" 7
 
+# --- Rank from the launcher's variables. ---
+rm -rf "$TMP/rank"
+SLURM_PROCID=1 SLURM_NTASKS=3 "$OVNI" record -o "$TMP/rank" --loom node7.job --app-id 4 -- "$TMP/threads" 1 >/dev/null 2>&1
+emu_ok "rank: ovni emu accepts the trace" "$TMP/rank"
+json=$(cat "$TMP"/rank/loom.node7.job/proc.*/thread.*/stream.json)
+for key in '"rank": 1' '"nranks": 3' '"app_id": 4' '"loom": "node7.job"'; do
+	n=$(printf '%s\n' "$json" | grep -c "$key")
+	same "rank: every stream has $key" "$n" 3
+done
+
 # --- Processes: fork, exec, nested exec, exit paths. ---
 $CC -O1 -pthread -o "$TMP/procs" "$SRC/procs.c" || not_ok "compile procs.c"
 # rec NAME ARGS...: records procs ARGS into $TMP/NAME; status in $rc.
