@@ -153,6 +153,7 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 		t->nranks = nranks;
 	}
 	rt_meta_changed(t);
+	rt_meta_write_progress(t);
 	if (!resume)
 		atomic_fetch_add(&state->nthreads, 1);
 	t->cpu = place_self(tid);
@@ -191,6 +192,7 @@ static void add_cpus(struct rt_thread *t)
 		t->cpus[i] = (struct rt_cpu){ (int)i, state->phyid[i] };
 	t->ncpus = t->capcpus = state->ncpus;
 	rt_meta_changed(t);
+	rt_meta_write_progress(t);
 }
 
 static void proc_begin(int creator, int resume)

@@ -120,6 +120,19 @@ done
 grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||
 	not_ok "crash kill: both threads named as cut"
 
+# --- The recorder killed too: ovni emu --salvage. ---
+rm -rf "$TMP/kk"
+"$OVNI" record -o "$TMP/kk" -- sh -c 'kill -9 $PPID; exec "$1" kill' sh "$TMP/crash" >/dev/null 2>&1
+sleep 1
+check_fails "recorder killed: plain ovni emu refuses the unfinished trace" "finished" "$OVNI" emu -o "$TMP/emu" "$TMP/kk"
+before=$(find "$TMP/kk" -type f -exec cksum {} + | sort)
+rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+"$OVNI" emu --salvage -o "$TMP/emu" "$TMP/kk" >"$TMP/out" 2>"$TMP/err"
+same "recorder killed: ovni emu --salvage plays the trace" "$?" 0
+same "recorder killed: --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
+same "recorder killed: --salvage leaves the trace untouched" "$(find "$TMP/kk" -type f -exec cksum {} + | sort)" "$before"
+[ -s "$TMP/emu/thread.prv" ] && ok "recorder killed: --salvage wrote the timelines" || not_ok "recorder killed: --salvage wrote the timelines"
+
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
 	$CC -O1 -pthread -o "$TMP/affinity" "$SRC/affinity.c" || not_ok "compile affinity.c"
