@@ -9,27 +9,40 @@
 #include "io/msg.h"
 #include "paraver/prv.h"
 
+/* The reference picks the task type or the subsystem (a mux selected by
+ * the subsystem) only when the subsystem changes; a later change of the
+ * type shows only if the type was picked. */
 static struct value cpu_value(const struct breakdown_cpu *c)
 {
 	const struct breakdown_def *d = &c->b->def;
-	struct value idle = chan_read(c->idle), ss = chan_read(c->subsystem), type = chan_read(c->type);
+	struct value idle = chan_read(c->idle), ss = chan_read(c->subsystem);
 	if (idle.kind != VALUE_INT64 || idle.i != d->progressing)
 		return idle;
-	if (ss.kind == VALUE_INT64 && ss.i == d->body && type.kind == VALUE_INT64)
-		return type;
 	if (ss.kind != VALUE_INT64)
 		return value_int64(d->unknown);
-	return ss;
+	return c->pick_type ? chan_read(c->type) : ss;
 }
 
-static int on_source(struct chan *src, void *arg)
+static int update(struct breakdown_cpu *c)
 {
-	struct breakdown_cpu *c = arg;
-	(void)src;
 	struct value v = cpu_value(c), now = chan_read(&c->value);
 	if (v.kind == now.kind && v.i == now.i)
 		return 0;
 	return chan_set(&c->value, v);
+}
+
+static int on_subsystem(struct chan *ss, void *arg)
+{
+	struct breakdown_cpu *c = arg;
+	struct value v = chan_read(ss);
+	c->pick_type = v.kind == VALUE_INT64 && v.i == c->b->def.body && !value_is_null(chan_read(c->type));
+	return update(c);
+}
+
+static int on_source(struct chan *src, void *arg)
+{
+	(void)src;
+	return update(arg);
 }
 
 /* The reference writes every row at the first change, not before: the
@@ -118,7 +131,7 @@ static int wire(struct breakdown *b)
 			rc = bay_add(&e->bay, &c->value);
 		}
 		if (rc == 0)
-			rc = chan_on_dirty(c->type, on_source, c) || chan_on_dirty(c->subsystem, on_source, c) ||
+			rc = chan_on_dirty(c->type, on_source, c) || chan_on_dirty(c->subsystem, on_subsystem, c) ||
 			     chan_on_dirty(c->idle, on_source, c) || chan_on_dirty(&c->value, on_first_change, b);
 		if (rc == 0) {
 			snprintf(name, sizeof(name), "%s.row%zu", d->name, i);

@@ -1,7 +1,8 @@
 /* The breakdown trace of a task runtime (spec emu.md 4.6; nanos6, nosv):
- * one value per physical CPU -- the task type when a task body runs there,
- * else the runtime subsystem (null: Unknown), unless the CPU is not
- * progressing, then its idle state -- and the rows of
+ * one value per physical CPU -- the task type when a task body runs there
+ * (decided when the subsystem changes), else the runtime subsystem (null:
+ * Unknown), unless the CPU is not progressing, then its idle state -- and
+ * the rows of
  * <name>.prv show those values sorted ascending, a stacked histogram of
  * what the CPUs do. */
 #ifndef OVNI_MODEL_BREAKDOWN_H
@@ -35,6 +36,7 @@ struct breakdown_cpu {
 	struct breakdown *b;
 	struct chan *type, *subsystem, *idle; /* the CPU rows of the model */
 	struct chan value; /* what this CPU adds to the histogram */
+	int pick_type; /* inside a task body with a type when the subsystem last changed */
 };
 
 struct breakdown {

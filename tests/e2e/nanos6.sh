@@ -151,6 +151,25 @@ printf 'LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE 2\n~CPU    2\n~CPU    1
 check_same "breakdown rows count down" "$d/nanos6-breakdown.row" "$TMP/want"
 check "the breakdown has a view" test -f "$d/cfg/cpu/nanos6/breakdown.cfg"
 
+# The type is picked when the subsystem changes: pausing right in the body
+# leaves it picked, now null (0); a subsystem change picks again.
+one_thread '' "$(lines "$(printf "$OHX0" 100)" "$TYPE1" "$(create 1 1 120)" \
+	"$(task 6Tx 1 200)" "$(task 6Tp 1 300)" 'ev 6Bb 350' "$(task 6Tr 1 400)" 'ev 6BB 450' \
+	"$(task 6Te 1 500)" 'ev OHe 600')"
+check "-b with a paused task" "$OVNI" emu -l -b "$d"
+cat >"$TMP/want" <<EOF
+#Paraver (19/01/38 at 03:14):00000000000000000500_ns:0:1:1(2:1)
+2:0:1:1:1:0:41:0
+2:0:1:1:2:0:41:2
+2:0:1:1:2:100:41:$WORK
+2:0:1:1:2:200:41:0
+2:0:1:1:2:250:41:14
+2:0:1:1:2:350:41:$WORK
+2:0:1:1:2:400:41:2
+2:0:1:1:2:500:41:101
+EOF
+check_same "pausing inside the body shows 0 until the subsystem changes" "$d/nanos6-breakdown.prv" "$TMP/want"
+
 # ---- bad input ----
 # bad WHAT PATTERN LINES: emu fails with one line matching PATTERN.
 bad() {
