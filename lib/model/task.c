@@ -376,7 +376,9 @@ static struct body *top_body(const struct task_table *t, const struct task_stack
 			     uint32_t bodyid, int want, const char *verb)
 {
 	char n1[64];
-	struct task *k = find_live(t, id, verb);
+	/* usually the task on top: no lookup in a table of millions */
+	struct body *top = task_stack_top(s);
+	struct task *k = top && top->task->id == id ? top->task : find_live(t, id, verb);
 	if (!k || check_bodyid(k, bodyid, verb) != 0)
 		return NULL;
 	uint32_t internal = (k->flags & TASK_PARALLEL) ? bodyid : 1;
