@@ -62,6 +62,11 @@ static void test_u32map(void)
 	CHECK_INT(bad, 0, "u32map agrees with a plain array after random puts and deletes");
 	CHECK_INT(u32map_count(&m), n, "u32map counts its keys");
 	u32map_free(&m);
+	int a = 1, b = 2;
+	CHECK_INT(u32map_add(&m, 9, &a), 0, "u32map_add adds a new key");
+	CHECK_INT(u32map_add(&m, 9, &b), 1, "u32map_add refuses a present key");
+	CHECK(u32map_get(&m, 9) == &a, "and leaves its value");
+	u32map_free(&m);
 }
 
 static void test_idset(void)
