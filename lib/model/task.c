@@ -307,7 +307,7 @@ static int stack_push(struct task_stack *s, struct body *b)
 }
 
 /* Whether body b may start running now (state and nesting). */
-static int check_execute(const struct task_stack *s, const struct body *b)
+static int check_execute(struct task_table *t, const struct task_stack *s, const struct body *b)
 {
 	char n1[64], n2[64];
 	const struct task *k = b->task;
@@ -330,8 +330,14 @@ static int check_execute(const struct task_stack *s, const struct body *b)
 	if (!(k->flags & TASK_RELAX_NESTING))
 		return failf("cannot run %s inside %s, which is still running on this thread",
 			     body_name(b, n1, sizeof(n1)), body_name(top, n2, sizeof(n2)));
-	msg_warn("deprecated nesting: %s runs inside %s, which is still running",
-		 body_name(b, n1, sizeof(n1)), body_name(top, n2, sizeof(n2)));
+	/* A few lines say it; millions would slow the run down for nothing. */
+	if (t->nesting_warnings < TASK_NESTING_WARNINGS)
+		msg_warn("deprecated nesting: %s runs inside %s, which is still running",
+			 body_name(b, n1, sizeof(n1)), body_name(top, n2, sizeof(n2)));
+	else if (t->nesting_warnings == TASK_NESTING_WARNINGS)
+		msg_warn("deprecated nesting: more bodies run inside running ones in this process, "
+			 "not reported one by one");
+	t->nesting_warnings++;
 	return 0;
 }
 
@@ -339,13 +345,13 @@ static int execute_parallel(struct task_table *t, struct task_stack *s, struct t
 {
 	struct body *b = u32map_get(k->bodies, bodyid);
 	if (b)
-		return check_execute(s, b); /* always fails: a live body is running or paused */
+		return check_execute(t, s, b); /* always fails: a live body is running or paused */
 	if (task_idset_has(k->used, bodyid)) {
 		struct body dead = { .task = k, .id = bodyid, .state = BODY_DEAD };
-		return check_execute(s, &dead);
+		return check_execute(t, s, &dead);
 	}
 	struct body fresh = { .task = k, .id = bodyid, .state = BODY_CREATED };
-	if (check_execute(s, &fresh) != 0)
+	if (check_execute(t, s, &fresh) != 0)
 		return -1;
 	b = pool_get(&t->body_pool);
 	if (!b)
@@ -372,7 +378,7 @@ int task_execute(struct task_table *t, struct task_stack *s, uint32_t id, uint32
 		return -1;
 	if (k->flags & TASK_PARALLEL)
 		return execute_parallel(t, s, k, bodyid);
-	if (check_execute(s, &k->body) != 0 || stack_push(s, &k->body) != 0)
+	if (check_execute(t, s, &k->body) != 0 || stack_push(s, &k->body) != 0)
 		return -1;
 	k->body.state = BODY_RUNNING;
 	return 0;

@@ -63,6 +63,35 @@ check "the task type is written again for the same type (EMITDUP)" \
 	test "$(grep -c '^2:0:1:1:1:[0-9]*:36:[1-9]' "$d/thread.prv")" -eq 3
 check "the subsystem is the body inside the nested body" grep -q '^2:0:1:1:1:200:37:1$' "$d/thread.prv"
 
+# 12 nested bodies: 11 nestings, 10 warned one by one, then one line.
+ev="$(printf "$OHX0" 100)
+$TYPE1"
+i=1
+while [ $i -le 12 ]; do
+	ev="$ev
+$(create $i 1 $((110 + i)))"
+	i=$((i + 1))
+done
+i=1
+while [ $i -le 12 ]; do
+	ev="$ev
+ev 6Wt $((200 + 2 * i))
+$(task 6Tx $i $((201 + 2 * i)))"
+	i=$((i + 1))
+done
+i=12
+while [ $i -ge 1 ]; do
+	ev="$ev
+$(task 6Te $i $((300 + 2 * (12 - i))))
+ev 6WT $((301 + 2 * (12 - i)))"
+	i=$((i - 1))
+done
+one_thread '' "$(lines "$ev" 'ev OHe 400')"
+"$OVNI" emu -l "$d" >/dev/null 2>"$TMP/err"
+check "many nested bodies are accepted" test $? -eq 0
+check "the first 10 nestings are warned one by one" test "$(grep -c 'warning: deprecated nesting: body' "$TMP/err")" -eq 10
+check "then one line for the rest" test "$(grep -c 'warning: deprecated nesting: more bodies' "$TMP/err")" -eq 1
+
 one_thread '' "$(lines "$(printf "$OHX0" 100)" "$TYPE1" "$(create 1 1 120)" "$(create 2 1 130)" \
 	"$(task 6Tx 1 200)" "$(task 6Tx 2 300)" 'ev OHe 600')"
 check_fails "a body right inside another one enters the same subsystem twice" \
