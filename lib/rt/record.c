@@ -420,11 +420,23 @@ static void *thread_main(void *p)
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+static create_fn real_create(void)
 {
 	static create_fn real;
 	if (!real)
 		real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	return real;
+}
+
+int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	create_fn real = real_create();
+	return real ? real(th, NULL, fn, arg) : EAGAIN;
+}
+
+RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	create_fn real = real_create();
 	if (!real)
 		return EAGAIN;
 	struct rt_thread *t = &rt_self;
