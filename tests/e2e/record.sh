@@ -47,7 +47,7 @@ rm -rf "$TMP/t1"
 rc=$?
 same "threads: exit status" "$rc" 0
 grep -q '^threads: 5$' "$TMP/out" && ok "threads: the program ran" || not_ok "threads: the program ran"
-grep -Eq '^ovni record: 1 processes, 6 threads, [0-9]+ events, .* trace in ' "$TMP/err" &&
+grep -Eq '^ovni record: 1 process, 6 threads, [0-9]+ events, .* trace in ' "$TMP/err" &&
 	ok "threads: summary line" || { not_ok "threads: summary line"; sed 's/^/#   /' "$TMP/err"; }
 emu_ok "threads: ovni emu accepts the trace" "$TMP/t1"
 same "threads: one OHx per thread" "$(count OHx "$TMP/t1")" 6
@@ -176,6 +176,14 @@ rm -rf "$TMP/evil" && mkdir -p "$TMP/evil" "$TMP/other"
 ln -s "$TMP/other" "$TMP/evil/ovni-$(id -u)"
 check_fails "a symlinked private directory is refused" "not a directory|symlink" \
 	env TMPDIR="$TMP/evil" XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/t4" -- true
+
+check_fails "a missing program is named" "nosuchprog: command not found" "$OVNI" record -o "$TMP/t6" -- nosuchprog
+check_fails "no program at all" "no program to run" "$OVNI" record -o "$TMP/t6"
+check_fails "--app-id 0 is refused" "app-id" "$OVNI" record --app-id 0 -o "$TMP/t6" -- true
+if command -v musl-gcc >/dev/null 2>&1 && musl-gcc -o "$TMP/musl" "$SRC/procs.c" 2>/dev/null &&
+	readelf -l "$TMP/musl" 2>/dev/null | grep -q 'interpreter'; then
+	check_fails "a musl program is refused clearly" "linked against musl" "$OVNI" record -o "$TMP/t7" -- "$TMP/musl"
+fi
 
 # --- Static programs. ---
 if $CC -static -o "$TMP/static" "$SRC/threads.c" -pthread 2>/dev/null; then
