@@ -22,6 +22,12 @@ count() {
 	"$OVNI" dump "$2" 2>/dev/null | awk -v m="$1" '$2 == m' | wc -l | tr -d ' '
 }
 
+# bounds TRACE: "first-last" MCV of every thread's stream, one a line, sorted.
+bounds() {
+	"$OVNI" dump "$1" 2>/dev/null | awk '{ if (!($3 in first)) first[$3] = $2; last[$3] = $2 }
+		END { for (s in first) print first[s] "-" last[s] }' | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '
+}
+
 # same WHAT GOT WANT
 same() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
@@ -53,6 +59,7 @@ emu_ok "threads: ovni emu accepts the trace" "$TMP/t1"
 same "threads: one OHx per thread" "$(count OHx "$TMP/t1")" 6
 same "threads: one OHe per thread (return, pthread_exit, cancel, main)" "$(count OHe "$TMP/t1")" 6
 same "threads: one OHC per pthread_create" "$(count OHC "$TMP/t1")" 5
+same "threads: every thread's stream starts with OHx and ends with OHe" "$(bounds "$TMP/t1")" "6xOHx-OHe "
 n=$(find "$TMP/t1" -name stream.json | xargs grep -l '"finished": 1' | wc -l | tr -d ' ')
 same "threads: every stream finished" "$n" 6
 
@@ -97,6 +104,11 @@ same "exec: and stops before each exec and at the end" "$(count OHe "$TMP/exec")
 rec forkexec "$TMP/procs" forkexec
 emu_ok "fork+exec: ovni emu accepts the trace" "$TMP/forkexec"
 same "fork+exec: the child's stream goes on in the exec'd program" "$(count OHx "$TMP/forkexec")" 3
+rec system "$TMP/procs" system
+same "system(): exit status" "$rc" 0
+emu_ok "system(): ovni emu accepts the trace" "$TMP/system"
+n=$(ls -d "$TMP"/system/loom.*/proc.* | wc -l | tr -d ' ')
+[ "$n" -ge 2 ] && ok "system(): the spawned shell is a process of the trace ($n)" || not_ok "system(): the spawned shell is a process of the trace ($n)"
 rec uexit "$TMP/procs" _exit
 same "_exit: status 5" "$rc" 5
 emu_ok "_exit: ovni emu accepts the trace" "$TMP/uexit"
@@ -115,6 +127,7 @@ for k in segv:139 bus:135 fpe:136 ill:132 abort:134 term:143 int:130 hup:129 kil
 	same "crash $how: the program dies as it would (status $want)" "$rc" "$want"
 	emu_ok "crash $how: ovni emu accepts the trace" "$TMP/c-$how"
 	same "crash $how: both threads executed and ended" "$(count OHx "$TMP/c-$how") $(count OHe "$TMP/c-$how")" "2 2"
+	same "crash $how: each stream runs from OHx to OHe" "$(bounds "$TMP/c-$how")" "2xOHx-OHe "
 done
 # Only SIGKILL cuts the main thread: the handler finished it otherwise.
 grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||

@@ -4,7 +4,8 @@
  *   procs exec N          re-execs itself N times, then returns
  *   procs _exit           leaves through _exit with status 5
  *   procs forkexec        the child of a fork execs /bin/true
- *   procs threads-exit    exit() while a thread is still running */
+ *   procs threads-exit    exit() while a thread is still running
+ *   procs system          system("true"): the shell and true are recorded */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,5 +58,7 @@ int main(int argc, char **argv)
 		usleep(10000);
 		exit(0);
 	}
+	if (!strcmp(what, "system"))
+		return system("true");
 	return 2;
 }
