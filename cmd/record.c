@@ -261,10 +261,12 @@ static void finish_trace(struct run *r, double elapsed)
 	memcpy(list, s->streams, n * sizeof(*list));
 	qsort(list, n, sizeof(*list), cmp_stream);
 	uint64_t events = 0, bytes = 0;
-	uint32_t threads = 0, cut = 0;
+	uint32_t threads = 0, cut = 0, procs = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (i > 0 && cmp_stream(&list[i], &list[i - 1]) == 0)
 			continue;
+		if (i == 0 || list[i].pid != list[i - 1].pid)
+			procs++;
 		char final[PATH_MAX + 1100], tmp[PATH_MAX + 1100];
 		const char *rel = "loom.%s/proc.%d/thread.%d";
 		char relp[1024];
@@ -305,7 +307,6 @@ static void finish_trace(struct run *r, double elapsed)
 	}
 	free(list);
 	double mib = (double)bytes / (1024.0 * 1024.0);
-	uint32_t procs = atomic_load(&s->nprocs);
 	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
 		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,
 		 cut ? " (some threads cut, see above)" : "", r->tracedir);

@@ -174,6 +174,8 @@ static int resume_meta(struct rt_thread *t)
 	}
 	json_free(t->meta);
 	t->meta = m;
+	long long fin = 0;
+	t->was_cut = json_int(json_dotget(m, "ovni.finished"), &fin) != 0 || fin != 1;
 	if (json_dotset(m, "ovni.finished", json_new_number(0)) != 0)
 		rt_die("ovni_thread_init", "out of memory");
 	return 0;
@@ -194,6 +196,12 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 		strcpy(t->dir, t->final_dir);
 	if (rt_mkpath(t->final_dir) != 0 || rt_mkpath(t->dir) != 0)
 		rt_die("ovni_thread_init", "cannot create directory %s: %s", t->dir, strerror(errno));
+	/* Record mode: a stream of this pid and tid already there (an exec from
+	 * another thread, a reused pid) goes on instead of being overwritten. */
+	char obs[PATH_MAX + 16];
+	snprintf(obs, sizeof(obs), "%s/stream.obs", t->dir);
+	if (rt_record_mode && !resume && access(obs, F_OK) == 0)
+		resume = 1;
 	rt_stream_open(t, resume);
 	if (!resume || resume_meta(t) != 0) {
 		rt_meta_init(t);

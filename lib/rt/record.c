@@ -158,6 +158,10 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 		atomic_fetch_add(&state->nthreads, 1);
 	t->cpu = place_self(tid);
 	reg_add(t);
+	/* The previous owner of this stream was cut (killed by an exec from
+	 * another of its threads): it ends where it stopped. */
+	if (t->was_cut)
+		rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
 	emit_execute(t, creator, tag);
 	pthread_setcancelstate(cancel, NULL);
 }

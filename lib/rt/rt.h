@@ -55,6 +55,7 @@ struct rt_thread {
 	int ready, finished;
 	int tid;
 	int automatic; /* record mode owns its lifecycle events (OH*, OA*) */
+	int was_cut; /* resumed a stream whose thread never ended */
 	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
 	int has_rank, rank, nranks;
 	struct rt_mreq *mreq; /* the mapper's request for the next window */

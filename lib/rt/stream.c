@@ -68,6 +68,40 @@ static void path_in(char *dst, const char *dir, const char *name)
 		rt_die("rt_stream_open", "path too long: %s/%s", dir, name);
 }
 
+/* Where the whole events of a stream end: a stream cut by a crash still
+ * has the zero bytes of its last window after them. */
+static uint64_t events_end(int fd, uint64_t size)
+{
+	const uint8_t *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return size;
+	uint64_t off = 8, last = 0;
+	while (off + 12 <= size) {
+		const uint8_t *e = p + off;
+		uint64_t clock, n;
+		if ((e[0] & 0xe0) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
+			break;
+		memcpy(&clock, e + 4, 8);
+		if (clock < last)
+			break;
+		if (e[0] & 0x10) {
+			uint32_t j;
+			if (off + 16 > size)
+				break;
+			memcpy(&j, e + 12, 4);
+			n = 16 + (uint64_t)j;
+		} else {
+			n = 12 + (e[0] ? (uint64_t)e[0] + 1 : 0);
+		}
+		if (off + n > size)
+			break;
+		last = clock;
+		off += n;
+	}
+	munmap((void *)p, size);
+	return off < size ? off : size;
+}
+
 /* resume: an exec'd image continues the stream of its thread (same pid and
  * tid) after the events already there. */
 void rt_stream_open(struct rt_thread *t, int resume)
@@ -81,7 +115,7 @@ void rt_stream_open(struct rt_thread *t, int resume)
 	uint64_t used = 0;
 	if (resume) {
 		off_t end = lseek(t->fd, 0, SEEK_END);
-		used = end > 0 ? (uint64_t)end : 0;
+		used = end > 0 ? events_end(t->fd, (uint64_t)end) : 0;
 	}
 	if (used < 8) {
 		used = 0;

@@ -109,6 +109,10 @@ same "system(): exit status" "$rc" 0
 emu_ok "system(): ovni emu accepts the trace" "$TMP/system"
 n=$(ls -d "$TMP"/system/loom.*/proc.* | wc -l | tr -d ' ')
 [ "$n" -ge 2 ] && ok "system(): the spawned shell is a process of the trace ($n)" || not_ok "system(): the spawned shell is a process of the trace ($n)"
+rec texec "$TMP/procs" thread-exec
+same "exec from a second thread: exit status" "$rc" 0
+emu_ok "exec from a second thread: ovni emu accepts the trace" "$TMP/texec"
+same "exec from a second thread: each stream runs from OHx to OHe" "$(bounds "$TMP/texec")" "2xOHx-OHe "
 rec uexit "$TMP/procs" _exit
 same "_exit: status 5" "$rc" 5
 emu_ok "_exit: ovni emu accepts the trace" "$TMP/uexit"
