@@ -56,10 +56,9 @@ static void unmap(struct rt_thread *t)
 void rt_stream_grow(struct rt_thread *t, size_t need)
 {
 	uint64_t used = rt_stream_used(t);
-	void *old = t->win;
-	size_t old_size = t->win_size;
-	t->win = t->pos = t->end = NULL;
-	map_window(t, used, need, old, old_size);
+	/* The old window stays in t until the new one replaces it: a fatal
+	 * signal meanwhile still finds a consistent stream to finish. */
+	map_window(t, used, need, t->win, t->win_size);
 }
 
 static void path_in(char *dst, const char *dir, const char *name)
