@@ -246,35 +246,6 @@ static void find_rank(void)
 	}
 }
 
-static const struct {
-	const char *name;
-	char id;
-} models[] = {
-	{ "ovni", 'O' }, { "nanos6", '6' }, { "nosv", 'V' }, { "nodes", 'D' }, { "tampi", 'T' },
-	{ "mpi", 'M' }, { "openmp", 'P' }, { "kernel", 'K' },
-};
-
-/* OVNI_EVENTS: comma-separated model names, or "all". Unselected models
- * are dropped in the slow path of ovni_ev_emit; the ovni model (threads)
- * is always recorded. */
-static void select_events(void)
-{
-	const char *sel = getenv("OVNI_EVENTS");
-	rt_filter['O'] = RT_FILTER_CHECK;
-	if (!sel || !*sel || strcmp(sel, "all") == 0)
-		return;
-	for (int i = 0; i < 256; i++)
-		rt_filter[i] |= RT_FILTER_DROP;
-	rt_filter['O'] = RT_FILTER_CHECK;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", sel);
-	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
-			if (strcmp(tok, models[i].name) == 0)
-				rt_filter[(uint8_t)models[i].id] &= (uint8_t)~RT_FILTER_DROP;
-	}
-}
-
 /* ---- Signals ---- */
 
 static void on_fatal(int sig)
@@ -367,7 +338,6 @@ __attribute__((constructor)) static void record_start(void)
 	}
 	rt_record_mode = 1;
 	save_env();
-	select_events();
 	find_rank();
 	proc_begin(-1, resuming());
 	pthread_atfork(before_fork, NULL, after_fork_child);

@@ -115,6 +115,8 @@ void rt_meta_write_final(struct rt_thread *t); /* async-signal-safe */
 /* With rank and CPUs but not finished: what a salvage needs if we die. */
 void rt_meta_write_progress(struct rt_thread *t);
 
+/* api.c: OVNI_EVENTS into rt_filter (ovni_proc_init). */
+void rt_select_events(void);
 /* api.c: the thread part of ovni_thread_init / ovni_thread_free. */
 void rt_thread_start(struct rt_thread *t, int tid, int resume);
 void rt_thread_end(struct rt_thread *t); /* async-signal-safe */

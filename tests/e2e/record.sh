@@ -241,6 +241,9 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	rm -rf "$TMP/m-env"
 	OVNI_EVENTS=nosv "$OVNI" record -o "$TMP/m-env" -- "$TMP/models" >/dev/null 2>&1
 	same "OVNI_EVENTS=nosv: nosv events recorded" "$(count VTx "$TMP/m-env")" 1
+	rm -rf "$TMP/m-lib"
+	(cd "$TMP" && OVNI_EVENTS=ovni OVNI_TRACEDIR="$TMP/m-lib" LD_LIBRARY_PATH="$TMP/lib" ./models)
+	same "OVNI_EVENTS=ovni without the recorder: nosv events dropped" "$(count VTx "$TMP/m-lib") $(count OM= "$TMP/m-lib")" "0 1"
 	check_fails "--events with an unknown model is refused" "no model 'bogus'" "$OVNI" record --events ovni,bogus -o "$TMP/m-bad" -- true
 else
 	not_ok "a program builds against ovni lib output"
