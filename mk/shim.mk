@@ -23,3 +23,13 @@ $(B)/rt/blob.o: mk/blob.S $(RT_SO) lib/rt/ovni.h
 
 EXTRA_OBJ += $(B)/rt/blob.o
 CHECK_DEPS += $(RT_SO)
+
+# The shim's sources with both compilers too (make warnings).
+.PHONY: rt-warnings
+warnings: rt-warnings
+rt-warnings:
+	@for c in gcc clang; do \
+		for f in $(filter lib/rt/%,$(RT_SRC)); do \
+			$$c -std=c11 -D_GNU_SOURCE $(WARN) -I. -Ilib -include lib/rt/glibc.h -fsyntax-only $$f || exit 1; \
+		done; echo "warnings: $$c clean (shim)"; \
+	done
