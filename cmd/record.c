@@ -21,6 +21,7 @@
 #include "events.h"
 #include "io/msg.h"
 #include "rt/state.h"
+#include "rankloom.h"
 #include "salvage.h"
 #include "shim.h"
 
@@ -306,6 +307,11 @@ static void finish_trace(struct run *r, double elapsed)
 		}
 	}
 	free(list);
+	char other[600];
+	unsigned moved;
+	if (rankloom_split(r->tracedir, r->loom, other, sizeof(other), &moved) == 0 && moved)
+		msg_info("%u process%s without an MPI rank moved to loom %s (ovni emu wants a rank in every process of a loom or in none)",
+			 moved, moved == 1 ? "" : "es", other);
 	double mib = (double)bytes / (1024.0 * 1024.0);
 	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
 		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,

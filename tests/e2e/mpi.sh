@@ -19,6 +19,7 @@ count() {
 # ranks TRACE: "rank/nranks" of each process, sorted, one line.
 ranks() {
 	for p in "$1"/loom.*/proc.*; do
+		case $p in *.norank/*) continue ;; esac
 		cat "$p"/thread.*/stream.json | tr -d ' \n' |
 			sed -n 's/.*"rank":\([0-9]*\),"nranks":\([0-9]*\).*/\1\/\2\n/p' | head -n 1
 	done | sort | tr '\n' ' '
@@ -64,15 +65,24 @@ flavour() {
 		same "$name $pat, mpirun inside record: exit status" "$?" 0
 		check_trace "$name $pat, mpirun inside record" "$TMP/out" $pat
 	done
+	# A shell around mpirun is recorded too, in a loom of its own.
+	rm -rf "$TMP/sh"
+	timeout 120 "$OVNI" record -o "$TMP/sh" -- sh -c "mpirun.$name -n $NP '$app' ring; true" >"$TMP/log" 2>&1
+	same "$name, shell around mpirun: exit status" "$?" 0
+	grep -q 'without an MPI rank moved to loom' "$TMP/log" && ok "$name, shell around mpirun: the shell's loom is named" ||
+		not_ok "$name, shell around mpirun: the shell's loom is named"
+	check_trace "$name, shell around mpirun" "$TMP/sh" ring
+	# Without a launcher the rank comes from MPI_COMM_WORLD (a singleton).
+	rm -rf "$TMP/single"
+	env -u PMI_RANK -u PMI_SIZE -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK \
+		timeout 60 "$OVNI" record -o "$TMP/single" -- "$app" allreduce >"$TMP/log" 2>&1
+	same "$name singleton: exit status" "$?" 0
+	same "$name singleton: rank from MPI_COMM_WORLD" "$(ranks "$TMP/single")" "0/1 "
+	rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+	check "$name singleton: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu" "$TMP/single"
 }
 
 flavour mpich mpich libmpich-dev
 flavour openmpi openmpi-bin libopenmpi-dev
 
-# Without a launcher the rank comes from MPI_COMM_WORLD (MPICH singleton).
-if command -v mpicc.mpich >/dev/null 2>&1; then
-	rm -rf "$TMP/single"
-	env -u PMI_RANK -u PMI_SIZE timeout 60 "$OVNI" record -o "$TMP/single" -- "$TMP/app-mpich" allreduce >"$TMP/log" 2>&1
-	same "singleton: rank from MPI_COMM_WORLD" "$(ranks "$TMP/single")" "0/1 "
-fi
 done_testing
