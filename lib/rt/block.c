@@ -102,11 +102,6 @@ static void block_end(const int *call)
 
 #define BLOCKED(call) int blocked __attribute__((cleanup(block_end))) = block_begin(call)
 
-/* The next definition of a function (glibc's), looked up once. */
-#define REAL(type, name)                                              \
-	static type real_##name;                                          \
-	if (RT_UNLIKELY(!real_##name))                                    \
-		real_##name = (type)rt_instr_next(#name)
 
 typedef int (*mutex_fn)(pthread_mutex_t *);
 typedef int (*mutex_timed_fn)(pthread_mutex_t *, const struct timespec *);
@@ -126,18 +121,36 @@ typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struc
  * can be contended (within the process), and the plain lock is cheaper
  * than a try-lock (it skips the atomic operation). */
 static const volatile char *single_threaded;
-static mutex_fn lock_fast;
+
+/* glibc's definitions, looked up when the shim loads (a lookup at the
+ * first contended lock could wait for the loader's lock), else lazily. */
+#define REAL_FUNCTIONS(X)                                                                    \
+	X(mutex_fn, pthread_mutex_trylock) X(mutex_fn, pthread_mutex_lock)                   \
+	X(mutex_timed_fn, pthread_mutex_timedlock) X(rwlock_fn, pthread_rwlock_tryrdlock)    \
+	X(rwlock_fn, pthread_rwlock_rdlock) X(rwlock_fn, pthread_rwlock_trywrlock)           \
+	X(rwlock_fn, pthread_rwlock_wrlock) X(cond_fn, pthread_cond_wait)                    \
+	X(cond_timed_fn, pthread_cond_timedwait) X(barrier_fn, pthread_barrier_wait)         \
+	X(join_fn, pthread_tryjoin_np) X(join_fn, pthread_join) X(sem_fn, sem_trywait)       \
+	X(sem_fn, sem_wait) X(sem_timed_fn, sem_timedwait) X(sleep_fn, sleep)                \
+	X(usleep_fn, usleep) X(nanosleep_fn, nanosleep) X(clock_nanosleep_fn, clock_nanosleep)
+#define DECLARE(type, name) static type real_##name;
+#define RESOLVE(type, name) real_##name = (type)rt_instr_next(#name);
+REAL_FUNCTIONS(DECLARE)
+
+#define REAL(type, name)              \
+	if (RT_UNLIKELY(!real_##name)) \
+	real_##name = (type)rt_instr_next(#name)
 
 __attribute__((constructor)) static void block_init(void)
 {
 	single_threaded = dlsym(RTLD_DEFAULT, "__libc_single_threaded");
-	lock_fast = (mutex_fn)rt_instr_next("pthread_mutex_lock");
+	REAL_FUNCTIONS(RESOLVE)
 }
 
 RT_API int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	if (single_threaded && *single_threaded && lock_fast)
-		return lock_fast(m);
+	if (single_threaded && *single_threaded && real_pthread_mutex_lock)
+		return real_pthread_mutex_lock(m);
 	REAL(mutex_fn, pthread_mutex_trylock);
 	int r = real_pthread_mutex_trylock(m);
 	if (RT_LIKELY(r != EBUSY))

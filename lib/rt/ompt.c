@@ -56,7 +56,7 @@ enum ompt_event {
 
 enum { SCOPE_BEGIN = 1, SCOPE_END = 2, SCOPE_BEGINEND = 3 };
 enum { THREAD_WORKER = 2 };
-enum { TASK_IMPLICIT = 0x2, TASK_EXPLICIT = 0x4 };
+enum { TASK_IMPLICIT = 0x2, TASK_EXPLICIT = 0x4, TASK_UNDEFERRED = 0x08000000 };
 enum { STATUS_COMPLETE = 1, STATUS_CANCEL = 3, STATUS_DETACH = 4, STATUS_LATE_FULFILL = 6 };
 enum { MUTEX_CRITICAL = 5 };
 enum {
@@ -94,6 +94,7 @@ struct shadow {
 	int n;
 	int over; /* pushes beyond DEPTH, not emitted */
 	uint32_t task[DEPTH]; /* explicit tasks running, innermost last */
+	char run[DEPTH]; /* their subsystem: '[' running, 'i' running if0 */
 	int ntasks;
 };
 
@@ -203,10 +204,16 @@ static void after_fork_child(void)
 	atomic_store(&type_state, 0);
 }
 
-/* Task data of an explicit task holds its id shifted left, bit 0 set. */
+/* Task data of an explicit task: its id shifted left by 2, bit 1 set when
+ * it is undeferred (if(0): runs at once in its creator), bit 0 set. */
 static uint32_t task_id(const ompt_data_t *d)
 {
-	return d && (d->value & 1) ? (uint32_t)(d->value >> 1) : 0;
+	return d && (d->value & 1) ? (uint32_t)(d->value >> 2) : 0;
+}
+
+static char task_run_value(const ompt_data_t *d)
+{
+	return d->value & 2 ? 'i' : '[';
 }
 
 static int running_here(uint32_t id)
@@ -217,22 +224,25 @@ static int running_here(uint32_t id)
 	return 0;
 }
 
-static void task_begin(struct rt_thread *t, uint32_t id)
+static void task_begin(struct rt_thread *t, const ompt_data_t *d)
 {
+	uint32_t id = task_id(d);
 	if (!id || running_here(id) || sh.ntasks == DEPTH)
 		return;
-	sh.task[sh.ntasks++] = id;
+	sh.task[sh.ntasks] = id;
+	sh.run[sh.ntasks++] = task_run_value(d);
 	emit(t, 'P', 'x', &id, 4);
-	push(t, 'T', '[');
+	push(t, 'T', task_run_value(d));
 }
 
+/* Ends the innermost running task if it is id. */
 static void task_end(struct rt_thread *t, uint32_t id)
 {
 	if (!id || sh.ntasks == 0 || sh.task[sh.ntasks - 1] != id)
 		return;
-	pop(t, 'T', '[');
-	emit(t, 'P', 'e', &id, 4);
 	sh.ntasks--;
+	pop(t, 'T', sh.run[sh.ntasks]);
+	emit(t, 'P', 'e', &id, 4);
 }
 
 static void on_task_create(ompt_data_t *parent, const void *frame, ompt_data_t *task, int flags, int deps,
@@ -241,7 +251,7 @@ static void on_task_create(ompt_data_t *parent, const void *frame, ompt_data_t *
 	if (!(flags & TASK_EXPLICIT) || !task)
 		return;
 	uint32_t id = atomic_fetch_add(&next_task, 1);
-	task->value = (uint64_t)id << 1 | 1;
+	task->value = (uint64_t)id << 2 | (flags & TASK_UNDEFERRED ? 2 : 0) | 1;
 	struct rt_thread *t = omp_thread();
 	if (!t)
 		return;
@@ -262,7 +272,8 @@ static void on_task_schedule(ompt_data_t *prior, int status, ompt_data_t *next)
 	if (status == STATUS_COMPLETE || status == STATUS_CANCEL || status == STATUS_DETACH ||
 	    status == STATUS_LATE_FULFILL)
 		task_end(t, task_id(prior));
-	task_begin(t, task_id(next));
+	if (next)
+		task_begin(t, next);
 }
 
 /* ---- Regions, barriers, worksharing, critical ---- */

@@ -1,6 +1,7 @@
 /* OpenMP constructs for the shim's OMPT tool: a parallel region with a
  * static and a dynamic loop, a single, a critical section, an explicit
- * barrier, tasks with a taskwait and a taskgroup. Prints "omp: ok N". */
+ * barrier, tasks with a taskwait, a taskgroup and an undeferred (if(0))
+ * task. Prints "omp: ok N". */
 #include <omp.h>
 #include <stdio.h>
 
@@ -40,9 +41,14 @@ int main(void)
 #pragma omp atomic
 				crit++;
 			}
+#pragma omp task if (0)
+			{
+#pragma omp atomic
+				crit++;
+			}
 		}
 	}
-	int good = sum == 499500 && crit == 104 && f == 55;
+	int good = sum == 499500 && crit == 108 && f == 55;
 	printf("omp: %s %ld\n", good ? "ok" : "FAILED", sum);
 	return !good;
 }
