@@ -8,6 +8,7 @@
 #include "rt/instr.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -40,10 +41,48 @@ static void mpi_leave(struct rt_thread *t, const char mcv[3])
 		rt_instr_emit(t, mcv, NULL, 0);
 }
 
+struct lookup {
+	const char *name;
+	void *fn;
+};
+
+static int find_in_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct lookup *l = arg;
+	if (!info->dlpi_name || !*info->dlpi_name)
+		return 0;
+	void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	l->fn = dlsym(h, l->name);
+	dlclose(h);
+	return l->fn != NULL;
+}
+
+/* name as dlsym(first, name) finds it, else in any loaded object: an MPI
+ * library loaded RTLD_LOCAL (as Python loads mpi4py's) still calls these
+ * wrappers but is neither "next" nor global. NULL if none. */
+static void *find_symbol(void *first, const char *name)
+{
+	struct lookup l = { name, dlsym(first, name) };
+	if (!l.fn)
+		dl_iterate_phdr(find_in_object, &l);
+	return l.fn;
+}
+
+static void *mpi_next(const char *name)
+{
+	void *fn = find_symbol(RTLD_NEXT, name);
+	if (!fn)
+		rt_die("ovni record", "cannot find %s in the MPI library", name);
+	return fn;
+}
+
 /* MPI_COMM_WORLD of the loaded library: Open MPI's is a global object. */
 static mpi_h comm_world(void)
 {
-	void *ompi = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
+	/* The program's copy (a copy relocation) when it names MPI_COMM_WORLD. */
+	void *ompi = find_symbol(RTLD_DEFAULT, "ompi_mpi_comm_world");
 	return ompi ? ompi : (mpi_h)(intptr_t)MPICH_COMM_WORLD;
 }
 
@@ -51,8 +90,8 @@ static void learn_rank(void)
 {
 	if (!rt_record_mode || rt_self.has_rank)
 		return;
-	int (*comm_rank)(mpi_h, int *) = (int (*)(mpi_h, int *))dlsym(RTLD_NEXT, "PMPI_Comm_rank");
-	int (*comm_size)(mpi_h, int *) = (int (*)(mpi_h, int *))dlsym(RTLD_NEXT, "PMPI_Comm_size");
+	int (*comm_rank)(mpi_h, int *) = (int (*)(mpi_h, int *))mpi_next("PMPI_Comm_rank");
+	int (*comm_size)(mpi_h, int *) = (int (*)(mpi_h, int *))mpi_next("PMPI_Comm_size");
 	int rank, size;
 	mpi_h world = comm_world();
 	if (comm_rank && comm_size && comm_rank(world, &rank) == 0 && comm_size(world, &size) == 0 && size > 0 &&
@@ -67,7 +106,7 @@ static void learn_rank(void)
 	{                                                                    \
 		static int(*real) params;                                    \
 		if (RT_UNLIKELY(!real))                                      \
-			real = (__typeof__(real))rt_instr_next("PMPI_" #name); \
+			real = (__typeof__(real))mpi_next("PMPI_" #name);      \
 		struct rt_thread *t = mpi_enter(in);                         \
 		int r = real args;                                           \
 		after;                                                       \

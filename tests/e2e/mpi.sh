@@ -65,6 +65,17 @@ flavour() {
 		same "$name $pat, mpirun inside record: exit status" "$?" 0
 		check_trace "$name $pat, mpirun inside record" "$TMP/out" $pat
 	done
+	# MPI in a library loaded RTLD_LOCAL (as Python loads mpi4py).
+	if "mpicc.$name" -shared -fPIC -o "$TMP/ext-$name.so" "$TESTDIR/instr/mpi_ext.c" &&
+		${HOSTCC:-gcc} -o "$TMP/dlhost" "$TESTDIR/instr/dlhost.c" -ldl; then
+		rm -rf "$TMP/dl"
+		timeout 120 "$OVNI" record -o "$TMP/dl" -- "mpirun.$name" -n $NP "$TMP/dlhost" "$TMP/ext-$name.so" >"$TMP/log" 2>&1
+		same "$name, MPI loaded RTLD_LOCAL: every rank ok" "$(grep -c "/$NP dlopen ok" "$TMP/log")" $NP
+		"$OVNI" dump "$TMP/dl" >"$TMP/dump" 2>&1
+		same "$name, MPI loaded RTLD_LOCAL: Init and Allreduce per rank" "$(count MUi) $(count MAR)" "$NP $NP"
+	else
+		not_ok "$name: compile mpi_ext.c and dlhost.c"
+	fi
 	# A shell around mpirun is recorded too, in a loom of its own.
 	rm -rf "$TMP/sh"
 	timeout 120 "$OVNI" record -o "$TMP/sh" -- sh -c "mpirun.$name -n $NP '$app' ring; true" >"$TMP/log" 2>&1
