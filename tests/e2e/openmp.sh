@@ -44,6 +44,11 @@ if need_pkgs "OpenMP with LLVM libomp" clang clang libomp-dev; then
 			not_ok "libomp: running tasks on the subsystem view"
 		grep -q ':52:[1-9]' "$TMP/emu/thread.prv" && ok "libomp: task ids on the thread view" ||
 			not_ok "libomp: task ids on the thread view"
+		"$OVNI" record --events ovni -o "$TMP/tn" -- "$TMP/omp" >/dev/null 2>&1
+		"$OVNI" dump "$TMP/tn" >"$TMP/dump" 2>&1
+		same "libomp, --events ovni: no openmp event" "$(awk '$2 ~ /^P/' "$TMP/dump" | wc -l | tr -d ' ')" 0
+		grep -q openmp "$TMP"/tn/loom.*/proc.*/thread.*/stream.json && not_ok "libomp, --events ovni: openmp not required" ||
+			ok "libomp, --events ovni: openmp not required"
 	else
 		echo "ok - # SKIP OpenMP with LLVM libomp: clang -fopenmp cannot build ($(head -n 1 "$TMP/cc.err"))"
 	fi
