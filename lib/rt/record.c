@@ -374,21 +374,29 @@ struct start {
 	uint64_t tag;
 };
 
-static void end_on_unwind(int *unused)
+/* A thread-specific key whose destructor ends the thread: it runs however
+ * the thread leaves (return, pthread_exit, cancellation), without the stack
+ * unwinding (and libgcc_s) a cleanup attribute would need. */
+static pthread_key_t end_key;
+static pthread_once_t end_once = PTHREAD_ONCE_INIT;
+
+static void end_thread(void *t)
 {
-	(void)unused;
-	thread_finish(&rt_self);
+	thread_finish(t);
 }
 
-/* Built with -fexceptions: the cleanup also runs when the thread leaves by
- * pthread_exit or cancellation (both unwind the stack). */
+static void make_end_key(void)
+{
+	pthread_key_create(&end_key, end_thread);
+}
+
 static void *thread_main(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
 	thread_begin(s.creator, s.tag, 0);
-	int guard __attribute__((cleanup(end_on_unwind))) = 0;
-	(void)guard;
+	pthread_once(&end_once, make_end_key);
+	pthread_setspecific(end_key, &rt_self);
 	return s.fn(s.arg);
 }
 

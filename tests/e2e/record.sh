@@ -43,6 +43,8 @@ if command -v objdump >/dev/null 2>&1; then
 else
 	echo "ok - # SKIP no objdump"
 fi
+needed=$(objdump -p "$SO" 2>/dev/null | awk '$1 == "NEEDED" {print $2}' | sort | tr '\n' ' ')
+same "the shim needs only glibc's own libraries" "$needed" "ld-linux-x86-64.so.2 libc.so.6 libdl.so.2 libpthread.so.0 "
 soname=$(objdump -p "$SO" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
 same "the shim's soname is libovni.so.1" "$soname" libovni.so.1
 
