@@ -5,7 +5,11 @@
  * Per thread: init (rt_thread_start) -> emit (ovni_ev_emit, inline fast
  * path into a file-backed shared mapping) -> flush/finish (rt_thread_end).
  * Events live in a MAP_SHARED window of stream.obs, so whatever was emitted
- * survives a SIGKILL; the window moves forward as it fills. */
+ * survives a SIGKILL; the window moves forward as it fills (the mapper
+ * thread prepares the next one). In record mode, record.c wraps these:
+ * thread_begin (stream, placement, OHx), thread_finish (OHe, end, CPU
+ * given back; also from fatal signal handlers, so system calls only), and
+ * rt_emit_raw for the events the shim emits itself. */
 #ifndef OVNI_RT_H
 #define OVNI_RT_H
 
