@@ -1,9 +1,10 @@
 /* ovni_clock_now: CLOCK_MONOTONIC nanoseconds. The vDSO call costs more
  * than the whole emit, so when the kernel itself keeps time with the TSC,
  * the clock is the TSC scaled to nanoseconds: each thread re-anchors on a
- * real clock_gettime reading every millisecond (the error stays within the
- * rate error times 1 ms, and the rate is refined against a process-wide base
- * point as time goes on), and a thread's clock never goes back. */
+ * real clock_gettime reading every 100 us (the error stays within the
+ * rate error times 100 us, and the rate is refined against a process-wide base
+ * point as time goes on), and a thread's clock never goes back.
+ * OVNI_NO_TSC=1 keeps clock_gettime for every reading. */
 #include "rt/rt.h"
 
 #include <fcntl.h>
@@ -44,7 +45,7 @@ static void set_rate(uint64_t dns, uint64_t dtsc)
 		return;
 	double r = (double)dns / (double)dtsc;
 	__atomic_store_n(&rt_clock.mult, (uint64_t)(r * 4294967296.0), __ATOMIC_RELAXED);
-	__atomic_store_n(&rt_clock.window, (uint64_t)(1e6 / r), __ATOMIC_RELAXED);
+	__atomic_store_n(&rt_clock.window, (uint64_t)(1e5 / r), __ATOMIC_RELAXED);
 }
 #endif
 
@@ -53,7 +54,7 @@ static void set_rate(uint64_t dns, uint64_t dtsc)
 void rt_clock_init(void)
 {
 #if HAVE_TSC
-	if (getenv("OVNI_RECORD_NO_TSC") || !kernel_uses_tsc())
+	if (getenv("OVNI_NO_TSC") || !kernel_uses_tsc())
 		return;
 	rt_clock.base_ns = mono_ns();
 	rt_clock.base_tsc = __rdtsc();

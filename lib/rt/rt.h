@@ -75,7 +75,7 @@ struct rt_thread {
 /* The TSC clock (clock.c); window 0 sends every reading to the slow path. */
 struct rt_clock {
 	uint64_t mult; /* ns per TSC cycle, 32.32 fixed point */
-	uint64_t window; /* cycles between re-anchors (1 ms) */
+	uint64_t window; /* cycles between re-anchors (100 us) */
 	uint64_t base_ns, base_tsc;
 	int use_tsc;
 };
