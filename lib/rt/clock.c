@@ -8,6 +8,7 @@
 #include "rt/rt.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -54,7 +55,8 @@ static void set_rate(uint64_t dns, uint64_t dtsc)
 void rt_clock_init(void)
 {
 #if HAVE_TSC
-	if (getenv("OVNI_NO_TSC") || !kernel_uses_tsc())
+	const char *no = getenv("OVNI_NO_TSC");
+	if ((no && *no && strcmp(no, "0") != 0) || !kernel_uses_tsc())
 		return;
 	rt_clock.base_ns = mono_ns();
 	rt_clock.base_tsc = __rdtsc();

@@ -233,6 +233,16 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	emu_ok "api: ovni emu accepts the recorded trace" "$TMP/a2"
 	same "api: the program's own OHx is replaced by the recorder's" "$(count OHx "$TMP/a2")" 1
 	same "api: marks recorded" "$(count OM] "$TMP/a2")" 5
+	# Clocks agree across threads: turns taken one after the other are in
+	# clock order, with the scaled TSC and with clock_gettime.
+	$CC -O2 -pthread -o "$TMP/pingpong" "$SRC/pingpong.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile pingpong.c"
+	for env in OVNI_NO_TSC= OVNI_NO_TSC=1; do
+		rm -rf "$TMP/pp"
+		env "$env" "$OVNI" record -o "$TMP/pp" -- "$TMP/pingpong" 50000 >/dev/null 2>&1
+		got=$("$OVNI" dump "$TMP/pp" 2>/dev/null | awk '$2 == "OB." || $2 == "OU[" {print $2}' | uniq | wc -l | tr -d ' ')
+		same "clocks agree across threads ($env): 100000 turns in order" "$got" 100000
+	done
+
 	# --events: unselected models never reach the stream.
 	$CC -o "$TMP/models" "$SRC/models.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile models.c"
 	rec m-all "$TMP/models"
