@@ -123,7 +123,7 @@ static void emit_execute(struct rt_thread *t, int creator, uint64_t tag)
 	memcpy(p, &t->cpu, 4);
 	memcpy(p + 4, &creator, 4);
 	memcpy(p + 8, &tag, 8);
-	rt_emit_raw(t, "OHx", ovni_clock_now(), p, 16);
+	rt_emit_raw(t, "OHx", rt_clock_exact(t), p, 16);
 }
 
 static void register_stream(int pid, int tid)
@@ -172,8 +172,10 @@ static void thread_finish(struct rt_thread *t)
 {
 	if (!t->ready || !t->automatic)
 		return;
-	rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
+	uint64_t now = rt_clock_exact(t);
+	rt_emit_raw(t, "OHe", now, NULL, 0);
 	rt_thread_end(t);
+	rt_clock_wait_past(now);
 	release(__atomic_load_n(&t->cpu, __ATOMIC_RELAXED), t->tid);
 	reg_del(t->tid);
 }
@@ -450,16 +452,19 @@ static void moved(struct rt_thread *target, const cpu_set_t *set)
 		return;
 	int old = __atomic_load_n(&target->cpu, __ATOMIC_RELAXED);
 	int cpu = place(target->tid, set);
-	if (cpu != old)
-		release(old, target->tid);
-	__atomic_store_n(&target->cpu, cpu, __ATOMIC_RELAXED);
+	uint64_t now = rt_clock_exact(self);
 	if (target == self) {
-		rt_emit_raw(self, "OAs", ovni_clock_now(), &cpu, 4);
+		rt_emit_raw(self, "OAs", now, &cpu, 4);
 	} else {
 		uint8_t p[8];
 		memcpy(p, &cpu, 4);
 		memcpy(p + 4, &target->tid, 4);
-		rt_emit_raw(self, "OAr", ovni_clock_now(), p, 8);
+		rt_emit_raw(self, "OAr", now, p, 8);
+	}
+	__atomic_store_n(&target->cpu, cpu, __ATOMIC_RELAXED);
+	if (cpu != old) {
+		rt_clock_wait_past(now);
+		release(old, target->tid);
 	}
 }
 

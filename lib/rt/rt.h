@@ -83,6 +83,8 @@ struct rt_clock {
 extern struct rt_proc rt_proc;
 extern struct rt_clock rt_clock;
 void rt_clock_init(void);
+uint64_t rt_clock_exact(struct rt_thread *t);
+void rt_clock_wait_past(uint64_t ns);
 extern __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
 /* Nonzero for a model byte that the fast path must not just copy: not
  * selected (dropped) or owned by record mode (checked in the slow path). */
