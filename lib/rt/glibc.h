@@ -5,6 +5,9 @@
 __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
 __asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
 __asm__(".symver dlclose,dlclose@GLIBC_2.2.5");
+__asm__(".symver pthread_key_create,pthread_key_create@GLIBC_2.2.5");
+__asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.2.5");
+__asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");
 #endif
 /* glibc 2.33 made fstat a real symbol; older ones only have __fxstat. */
 #define fstat(fd, st) rt_fstat(fd, st)

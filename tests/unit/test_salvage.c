@@ -30,7 +30,8 @@ static void make(const char *const *mcvs, size_t n, const uint8_t *tail, size_t 
 		size_t len = ev_encode(buf, mcvs[i], 10 * (i + 1), pay, strcmp(mcvs[i], "OHx") == 0 ? 16 : 0);
 		fwrite(buf, 1, len, f);
 	}
-	fwrite(tail, 1, ntail, f);
+	if (ntail)
+		fwrite(tail, 1, ntail, f);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
 	f = fopen(path, "w");
