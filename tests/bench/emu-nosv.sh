@@ -44,8 +44,8 @@ run() {
 	awk -v l="$label" -v n="$N" -v c="$best" -v kb="$rss" 'BEGIN {
 		if (c < 0.01) c = 0.01
 		printf "%-28s %6.2f s CPU %6.2f M events/s (goal 10: %s)  peak RSS %6.1f MB (goal 270: %s)\n",
-			l, c, n / c / 1e6, n / c >= 1e7 ? "met" : "not met", kb / 1024,
-			kb < 270 * 1024 ? "met" : "not met" }'
+			l, c, n / c / 1e6, (n / c >= 1e7) ? "met" : "not met", kb / 1024,
+			(kb < 270 * 1024) ? "met" : "not met" }'
 }
 
 # instructions: per event, on a 1 M event trace of the same mix.
