@@ -75,6 +75,21 @@ check "a counter view shows the next value" grep -q 'thread, Next Evt Val' "$d/c
 check "a counter view's title" grep -q 'Thread: nOS-V INS of the ACTIVE thread' "$d/cfg/thread/nosv/hwc-INS.cfg"
 check "the CPU counter view" grep -q 'CPU: nOS-V CYC of the RUNNING thread' "$d/cfg/cpu/nosv/hwc-CYC.cfg"
 
+# views_match DIR SIDE: every nosv view of SIDE filters a type of SIDE.pcf
+# with the same label, and every nosv type there has a view.
+views_match() {
+	for f in "$1"/cfg/"$2"/nosv/*.cfg; do
+		t=$(sed -n 's/^window_filter_module evt_type 1 //p' "$f")
+		l=$(sed -n 's/^window_filter_module evt_type_label 1 "\(.*\)"$/\1/p' "$f")
+		grep -qx "0 $(printf '%-10s' "$t") $l" "$1/$2.pcf" || { echo "$f: type $t '$l' not in $2.pcf"; return 1; }
+	done
+	for t in 10 11 12 13 14 15 16 200 201; do
+		grep -qx "window_filter_module evt_type 1 $t" "$1"/cfg/"$2"/nosv/*.cfg || { echo "no view of $t"; return 1; }
+	done
+}
+check "every thread view of nosv matches thread.pcf" views_match "$d" thread
+check "every CPU view of nosv matches cpu.pcf" views_match "$d" cpu
+
 one_thread '{"hwc": {"0": {"name": "CYC"}}}' \
 	"header\n$OHX0\njumbo VWC 200 05000000000000000700000000000000\nev OHe 300\n" 100
 check_fails "a counter event of the wrong size" "$OBS: offset 36: event VWC .*16 bytes, not 8 for each of the 1 counters" \
