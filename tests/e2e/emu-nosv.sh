@@ -57,6 +57,26 @@ check "the breakdown .pcf has the subsystems, idle states and task types" \
 	grep -q -e '^0 17         CPU: nOS-V Runtime/Idle/Task breakdown$' -e '^279388579 t1$' "$d/nosv-breakdown.pcf"
 check "the breakdown view" grep -q 'evt_type 1 17' "$d/cfg/cpu/nosv/breakdown.cfg"
 
+one_thread '{"can_breakdown": true}' "header\n$OHX0\n$TYPE1\nev VTc 120 0100000001000000\n%s\n%s\n%s\n%s\n%s\n%s\nev OHe 200\n" \
+	100 110 'ev VTx 130 0100000000000000' 'ev VTp 140 0100000000000000' 'ev VAy 145' 'ev VAY 147' \
+	'ev VTr 150 0100000000000000' 'ev VTe 160 0100000000000000'
+check "a task that pauses, with -b" "$OVNI" emu -l -b "$d"
+cat >"$TMP/want" <<'EOF'
+#Paraver (19/01/38 at 03:14):00000000000000000100_ns:0:1:1(2:1)
+2:0:1:1:1:0:17:0
+2:0:1:1:2:0:17:2
+2:0:1:1:2:30:17:279388579
+2:0:1:1:2:40:17:11
+2:0:1:1:2:45:17:16
+2:0:1:1:2:47:17:11
+2:0:1:1:2:50:17:279388579
+2:0:1:1:2:60:17:2
+2:0:1:1:2:100:17:101
+EOF
+# paused, the body's subsystem shows (11), a yield inside it (16), then the type again
+check_same "a paused task shows its subsystem in the breakdown" "$d/nosv-breakdown.prv" "$TMP/want"
+
+d=$TMP/t1
 rm -rf "$d"/*.prv "$d"/*.pcf "$d"/*.row "$d/cfg"
 sed -i 's/"can_breakdown": true/"can_breakdown": false/' "$d/loom.node0/proc.1/thread.8/stream.json"
 check "a thread that cannot break down: the run succeeds" "$OVNI" emu -l -b "$d"
