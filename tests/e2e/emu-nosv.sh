@@ -145,6 +145,13 @@ one_thread '{}' "header\n$OHX0\nev VZz 200\nev OHe 400\n" 100
 check_fails "an unknown event" "event VZz at clock 200: unknown nOS-V event" "$OVNI" emu "$d"
 
 # ---- tasks ----
+# "c14767" and "c48971" hash to the same type value, 1547107794
+one_thread '{}' "header\n$OHX0\n%s\n%s\nev OHe 400\n" 100 'jumbo VYc 110 01000000633134373637 00' \
+	'jumbo VYc 120 02000000633438393731 00'
+check_fails "two task type labels with the same value" \
+	'nosv model: task types "c14767" and "c48971" get the same Paraver value 1547107794' "$OVNI" emu "$d"
+check "... the .pcf still lists the first label" grep -q '^1547107794 c14767$' "$d/thread.pcf"
+
 one_thread '{}' "header\n$OHX0\nev VTx 200 0100000000000000\nev OHe 400\n" 100
 check_fails "running a task never created" "cannot run task 1: no such task was created" "$OVNI" emu "$d"
 one_thread '{}' "header\n$OHX0\nev VTc 200 0100000001000000\nev OHe 400\n" 100
