@@ -1,6 +1,8 @@
 # Benchmark of the shim's automatic instrumentation under ovni record:
 #  - uncontended pthread_mutex_lock/unlock pairs, single- and multi-threaded
-#    process, with and without ovni record (goal: a few ns of difference);
+#    process, with and without ovni record (goal: a few ns of difference in
+#    the multi-threaded case; a recorded process is never single-threaded,
+#    the shim has a thread of its own, so glibc's lock is dearer there too);
 #  - with each MPI flavour installed: an MPI ping-pong of INSTR_BENCH_MSGS
 #    one-int round trips between 2 ranks (default 1000000), plain and as
 #    `mpirun -n 2 ovni record -- app` (4 MPI calls on a round trip's path),
