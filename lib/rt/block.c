@@ -56,6 +56,11 @@ static const char *const block_label[B_NCALLS] = {
 static void declare(struct rt_thread *t)
 {
 	char key[96];
+	snprintf(key, sizeof(key), "ovni.mark.%d", BLOCK_MARK);
+	if (json_dotget(t->meta, key)) {
+		t->instr |= RT_INSTR_BLOCK_OFF; /* a libovni program's own mark 99 */
+		return;
+	}
 	snprintf(key, sizeof(key), "ovni.mark.%d.title", BLOCK_MARK);
 	rt_instr_meta_set(t, key, "Blocked in");
 	snprintf(key, sizeof(key), "ovni.mark.%d.chan_type", BLOCK_MARK);
@@ -81,7 +86,7 @@ static void emit(struct rt_thread *t, char v, int call)
 static int block_begin(int call)
 {
 	struct rt_thread *t = rt_instr_thread(RT_INSTR_BLOCK, declare);
-	if (!t)
+	if (!t || (t->instr & RT_INSTR_BLOCK_OFF))
 		return 0;
 	int saved = errno;
 	emit(t, '[', call);

@@ -12,6 +12,7 @@
 #define RT_INSTR_BLOCK 1u
 #define RT_INSTR_MPI 2u
 #define RT_INSTR_OMP 4u
+#define RT_INSTR_BLOCK_OFF 8u /* the program declared the block mark itself */
 
 typedef void (*rt_instr_declare_fn)(struct rt_thread *t);
 

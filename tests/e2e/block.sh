@@ -5,7 +5,19 @@
 CC=${HOSTCC:-gcc}
 if ! command -v "$CC" >/dev/null 2>&1; then
 	echo "ok - # SKIP no host compiler $CC"
-	done_testing
+	# A program that declares mark 99 itself keeps it.
+if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1 &&
+	$CC -I"$TMP/lib" -o "$TMP/mark99" "$TESTDIR/instr/mark99.c" -L"$TMP/lib" -lovni; then
+	"$OVNI" record -o "$TMP/m99" -- "$TMP/mark99" >/dev/null 2>&1
+	same "own mark 99: exit status" "$?" 0
+	"$OVNI" dump "$TMP/m99" >"$TMP/dump" 2>&1
+	same "own mark 99: only the program's push, no usleep's" "$(pushes 1) $(pushes 12)" "1 0"
+	mkdir -p "$TMP/emu99"
+	check "own mark 99: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu99" "$TMP/m99"
+else
+	not_ok "own mark 99: build mark99.c against ovni lib"
+fi
+done_testing
 fi
 
 same() {
@@ -40,4 +52,16 @@ n=$(grep -c ':199:5$' "$TMP/emu/thread.prv")
 [ "$n" -ge 4 ] && ok "block: barrier waits on the thread timeline" || not_ok "block: barrier waits on the thread timeline ($n)"
 n=$(grep -c ':199:' "$TMP/emu/cpu.prv")
 [ "$n" -ge 1 ] && ok "block: waits on the CPU timeline" || not_ok "block: waits on the CPU timeline"
+# A program that declares mark 99 itself keeps it.
+if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1 &&
+	$CC -I"$TMP/lib" -o "$TMP/mark99" "$TESTDIR/instr/mark99.c" -L"$TMP/lib" -lovni; then
+	"$OVNI" record -o "$TMP/m99" -- "$TMP/mark99" >/dev/null 2>&1
+	same "own mark 99: exit status" "$?" 0
+	"$OVNI" dump "$TMP/m99" >"$TMP/dump" 2>&1
+	same "own mark 99: only the program's push, no usleep's" "$(pushes 1) $(pushes 12)" "1 0"
+	mkdir -p "$TMP/emu99"
+	check "own mark 99: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu99" "$TMP/m99"
+else
+	not_ok "own mark 99: build mark99.c against ovni lib"
+fi
 done_testing
