@@ -105,7 +105,7 @@ static void block_end(const int *call)
 	errno = saved;
 }
 
-#define BLOCKED(call) int blocked __attribute__((cleanup(block_end))) = block_begin(call)
+#define BLOCKED(call) int blocked __attribute__((cleanup(block_end), unused)) = block_begin(call)
 
 
 typedef int (*mutex_fn)(pthread_mutex_t *);
