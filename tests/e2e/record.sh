@@ -115,6 +115,10 @@ rec texec "$TMP/procs" thread-exec
 same "exec from a second thread: exit status" "$rc" 0
 emu_ok "exec from a second thread: ovni emu accepts the trace" "$TMP/texec"
 same "exec from a second thread: each stream runs from OHx to OHe" "$(bounds "$TMP/texec")" "2xOHx-OHe "
+rec spawn "$TMP/procs" spawn-noenv
+same "posix_spawn with an empty environment: exit status" "$rc" 0
+emu_ok "posix_spawn with an empty environment: ovni emu accepts the trace" "$TMP/spawn"
+same "posix_spawn with an empty environment: the child is recorded too" "$(ls -d "$TMP"/spawn/loom.*/proc.* | wc -l | tr -d ' ')" 2
 rec uexit "$TMP/procs" _exit
 same "_exit: status 5" "$rc" 5
 emu_ok "_exit: ovni emu accepts the trace" "$TMP/uexit"
