@@ -107,6 +107,7 @@ void rt_stream_close(struct rt_thread *t); /* async-signal-safe */
 void rt_stream_put(struct rt_thread *t, const void *data, size_t n);
 void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const void *payload, size_t n);
 void rt_move_files(struct rt_thread *t); /* async-signal-safe */
+void rt_move_back(struct rt_thread *t);
 
 /* mapper.c */
 void *rt_map_pages(int fd, uint64_t off, size_t size);

@@ -200,15 +200,13 @@ static int copy_file(const char *src, const char *dst)
 }
 
 /* OVNI_TMPDIR: the finished stream moves to its final directory. */
-void rt_move_files(struct rt_thread *t)
+static void move_stream(const char *from, const char *to)
 {
-	if (strcmp(t->dir, t->final_dir) == 0)
-		return;
 	static const char *const names[] = { "stream.obs", "stream.json" };
 	for (int i = 0; i < 2; i++) {
 		char src[PATH_MAX], dst[PATH_MAX];
-		path_in(src, t->dir, names[i]);
-		path_in(dst, t->final_dir, names[i]);
+		path_in(src, from, names[i]);
+		path_in(dst, to, names[i]);
 		if (rename(src, dst) == 0)
 			continue;
 		if (errno != EXDEV || copy_file(src, dst) != 0)
@@ -216,5 +214,25 @@ void rt_move_files(struct rt_thread *t)
 		else
 			unlink(src);
 	}
+}
+
+void rt_move_files(struct rt_thread *t)
+{
+	if (strcmp(t->dir, t->final_dir) == 0)
+		return;
+	move_stream(t->dir, t->final_dir);
 	rmdir(t->dir);
+}
+
+/* A stream that already ended (moved out of OVNI_TMPDIR) and goes on: back
+ * to the tmpdir, so that it is continued and not replaced. */
+void rt_move_back(struct rt_thread *t)
+{
+	char tmp[PATH_MAX], final[PATH_MAX];
+	if (strcmp(t->dir, t->final_dir) == 0)
+		return;
+	path_in(tmp, t->dir, "stream.obs");
+	path_in(final, t->final_dir, "stream.obs");
+	if (access(tmp, F_OK) != 0 && access(final, F_OK) == 0)
+		move_stream(t->final_dir, t->dir);
 }

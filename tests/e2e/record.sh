@@ -290,6 +290,9 @@ same "--tmpdir: exit status" "$rc" 0
 emu_ok "--tmpdir: ovni emu accepts the final trace" "$TMP/tmpd"
 same "--tmpdir: every stream moved to TRACEDIR" "$(find "$TMP/tmpd" -name stream.obs | wc -l | tr -d ' ')" 4
 same "--tmpdir: nothing left in the tmpdir" "$(find "$TMP/scratch" -name 'stream.*' | wc -l | tr -d ' ')" 0
+rec tmpx --tmpdir "$TMP/scratch3" "$TMP/procs" exec 2
+emu_ok "--tmpdir with exec: ovni emu accepts the trace" "$TMP/tmpx"
+same "--tmpdir with exec: the stream goes on across the images" "$(count OHx "$TMP/tmpx") $(count OHe "$TMP/tmpx")" "3 3"
 rec tmpk --tmpdir "$TMP/scratch2" "$TMP/crash" kill
 emu_ok "--tmpdir after SIGKILL: the streams are ended and moved" "$TMP/tmpk"
 
