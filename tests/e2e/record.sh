@@ -156,6 +156,19 @@ same "recorder killed: --salvage names both cut threads" "$(grep -c 'unfinished:
 same "recorder killed: --salvage leaves the trace untouched" "$(find "$TMP/kk" -type f -exec cksum {} + | sort)" "$before"
 [ -s "$TMP/emu/thread.prv" ] && ok "recorder killed: --salvage wrote the timelines" || not_ok "recorder killed: --salvage wrote the timelines"
 
+# --- A signal sent to the recorder reaches the program. ---
+rm -rf "$TMP/fw"
+"$OVNI" record -o "$TMP/fw" -- sleep 30 >/dev/null 2>"$TMP/err" &
+rpid=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	[ -n "$(find "$TMP/fw" -name stream.obs 2>/dev/null)" ] && break
+	sleep 0.2
+done
+kill -TERM "$rpid"
+wait "$rpid"
+same "SIGTERM to the recorder: the program dies of it (status 143)" "$?" 143
+emu_ok "SIGTERM to the recorder: ovni emu accepts the trace" "$TMP/fw"
+
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
 	$CC -O1 -pthread -o "$TMP/affinity" "$SRC/affinity.c" || not_ok "compile affinity.c"
