@@ -51,9 +51,12 @@ static const char usage[] =
 
 static pid_t child;
 
-static void forward(int sig)
+/* A signal sent to the recorder goes to the program; one from the
+ * terminal (si_code SI_KERNEL) already reached its whole process group. */
+static void forward(int sig, siginfo_t *info, void *ctx)
 {
-	if (child > 0)
+	(void)ctx;
+	if (child > 0 && info && info->si_code <= 0)
 		kill(child, sig);
 }
 
@@ -378,8 +381,13 @@ static int launch(struct run *r, char **argv)
 		_exit(127);
 	}
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], forward);
+		sigaction(sigs[i], &sa, NULL);
 	int status = 0, rc = 1;
 	for (;;) {
 		int wst;

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -584,7 +585,8 @@ static char **traced_env(char *const envp[], const char *resume)
 		if (j == k)
 			e[k++] = keep_env[v];
 	}
-	e[k++] = (char *)resume;
+	if (resume)
+		e[k++] = (char *)resume;
 	e[k] = NULL;
 	return e;
 }
@@ -734,4 +736,33 @@ RT_API int execle(const char *path, const char *arg, ...)
 	int r = exec_env("execve", path, argv, envp);
 	free(argv);
 	return r;
+}
+
+/* posix_spawn (and so system() and popen()): the child is a new process;
+ * an environment given by the program gets the recorder's variables back. */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			char *const[], char *const[]);
+
+static int spawn(const char *name, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, name);
+	if (!real)
+		return ENOSYS;
+	char **e = rt_record_mode && envp != environ ? traced_env(envp, NULL) : NULL;
+	int r = real(pid, path, fa, attr, argv, e ? e : envp);
+	free(e);
+	return r;
+}
+
+RT_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn("posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+RT_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn("posix_spawnp", pid, file, fa, attr, argv, envp);
 }

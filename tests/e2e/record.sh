@@ -115,6 +115,10 @@ rec texec "$TMP/procs" thread-exec
 same "exec from a second thread: exit status" "$rc" 0
 emu_ok "exec from a second thread: ovni emu accepts the trace" "$TMP/texec"
 same "exec from a second thread: each stream runs from OHx to OHe" "$(bounds "$TMP/texec")" "2xOHx-OHe "
+rec spawn "$TMP/procs" spawn-noenv
+same "posix_spawn with an empty environment: exit status" "$rc" 0
+emu_ok "posix_spawn with an empty environment: ovni emu accepts the trace" "$TMP/spawn"
+same "posix_spawn with an empty environment: the child is recorded too" "$(ls -d "$TMP"/spawn/loom.*/proc.* | wc -l | tr -d ' ')" 2
 rec uexit "$TMP/procs" _exit
 same "_exit: status 5" "$rc" 5
 emu_ok "_exit: ovni emu accepts the trace" "$TMP/uexit"
@@ -151,6 +155,19 @@ same "recorder killed: ovni emu --salvage plays the trace" "$?" 0
 same "recorder killed: --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
 same "recorder killed: --salvage leaves the trace untouched" "$(find "$TMP/kk" -type f -exec cksum {} + | sort)" "$before"
 [ -s "$TMP/emu/thread.prv" ] && ok "recorder killed: --salvage wrote the timelines" || not_ok "recorder killed: --salvage wrote the timelines"
+
+# --- A signal sent to the recorder reaches the program. ---
+rm -rf "$TMP/fw"
+"$OVNI" record -o "$TMP/fw" -- sleep 30 >/dev/null 2>"$TMP/err" &
+rpid=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	[ -n "$(find "$TMP/fw" -name stream.obs 2>/dev/null)" ] && break
+	sleep 0.2
+done
+kill -TERM "$rpid"
+wait "$rpid"
+same "SIGTERM to the recorder: the program dies of it (status 143)" "$?" 143
+emu_ok "SIGTERM to the recorder: ovni emu accepts the trace" "$TMP/fw"
 
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
@@ -288,6 +305,9 @@ same "--tmpdir: exit status" "$rc" 0
 emu_ok "--tmpdir: ovni emu accepts the final trace" "$TMP/tmpd"
 same "--tmpdir: every stream moved to TRACEDIR" "$(find "$TMP/tmpd" -name stream.obs | wc -l | tr -d ' ')" 4
 same "--tmpdir: nothing left in the tmpdir" "$(find "$TMP/scratch" -name 'stream.*' | wc -l | tr -d ' ')" 0
+rec tmpx --tmpdir "$TMP/scratch3" "$TMP/procs" exec 2
+emu_ok "--tmpdir with exec: ovni emu accepts the trace" "$TMP/tmpx"
+same "--tmpdir with exec: the stream goes on across the images" "$(count OHx "$TMP/tmpx") $(count OHe "$TMP/tmpx")" "3 3"
 rec tmpk --tmpdir "$TMP/scratch2" "$TMP/crash" kill
 emu_ok "--tmpdir after SIGKILL: the streams are ended and moved" "$TMP/tmpk"
 
