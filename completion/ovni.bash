@@ -9,6 +9,8 @@ _ovni_opts() {
 	emu) echo "-o -c -a -b -l" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	sort) echo "-c -n" ;;
+	pack) echo "-o --output -l --level -T --threads --tar --list --verify" ;;
+	unpack) echo "-C --directory -f --force" ;;
 	events) echo "" ;;
 	esac
 }
@@ -16,7 +18,7 @@ _ovni_opts() {
 # Arguments that name a file or directory, by option.
 _ovni_complete_arg() {
 	case $1 in
-	-o|--output|-c|--clock-offsets|--tmpdir|-C) return 0 ;;
+	-o|--output|-c|--clock-offsets|--tmpdir|-C|--directory) return 0 ;;
 	esac
 	return 1
 }
@@ -45,6 +47,9 @@ _ovni() {
 	case $prev in
 	--stream|--mcv|--from|--to) return ;;
 	esac
+	if [ "$cmd" = pack ] && case $prev in -l|--level|-T|--threads) true ;; *) false ;; esac; then
+		return
+	fi
 	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
 		return
 	fi
@@ -65,7 +70,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top events emu sort sync"
+	echo "dump top events emu sort sync pack unpack"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

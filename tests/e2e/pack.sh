@@ -1,0 +1,146 @@
+# ovni pack / unpack: round trips (bytes, modes, times), damaged archives,
+# unpacking that stays inside its directory, --tar, --list, --verify.
+. "$(dirname "$0")/lib.sh"
+GEN=$BUILD/tools/gen-trace
+
+# meta DIR: one line per entry under DIR (not DIR itself): path, type,
+# mode, mtime, size, link target.
+meta() { (cd "$1" && find . -mindepth 1 -printf '%P %y %m %T@ %s %l\n' | LC_ALL=C sort); }
+
+# roundtrip WHAT DIR [PACK OPTIONS]: pack, unpack, same bytes and metadata.
+roundtrip() {
+	what=$1; dir=$2; shift 2
+	rm -rf "$TMP/rt" "$TMP/rt.ovnipack"
+	if ! "$OVNI" pack "$@" -o "$TMP/rt.ovnipack" "$dir" 2>"$TMP/err" ||
+	   ! "$OVNI" unpack -C "$TMP/rt" "$TMP/rt.ovnipack" 2>>"$TMP/err"; then
+		not_ok "$what: pack and unpack"; sed 's/^/#   /' "$TMP/err" | head -5; return
+	fi
+	if diff -r "$dir" "$TMP/rt" >/dev/null && [ "$(meta "$dir")" = "$(meta "$TMP/rt")" ]; then
+		ok "$what: round trip, bytes, modes and times"
+	else
+		not_ok "$what: round trip, bytes, modes and times"
+		diff "$(meta "$dir")" "$(meta "$TMP/rt")" 2>&1 | head -5 | sed 's/^/#   /'
+	fi
+}
+
+n=0; bad=0
+for d in "$GOLDEN"/*/*/trace; do
+	n=$((n + 1))
+	rm -rf "$TMP/g" "$TMP/g.ovnipack"
+	"$OVNI" pack -o "$TMP/g.ovnipack" "$d" 2>/dev/null && "$OVNI" unpack -C "$TMP/g" "$TMP/g.ovnipack" 2>/dev/null &&
+		diff -r "$d" "$TMP/g" >/dev/null && [ "$(meta "$d")" = "$(meta "$TMP/g")" ] ||
+		{ bad=$((bad + 1)); echo "#   golden round trip failed: $d"; }
+done
+[ "$n" -gt 0 ] && [ "$bad" -eq 0 ] && ok "every golden trace ($n) round-trips with modes and times" ||
+	not_ok "golden round trips: $bad of $n failed"
+
+# Generated traces: each kind, odd modes and times, a link, an empty file,
+# a file that is not a stream named stream.obs, threads and levels.
+"$GEN" -n 60000 -t 3 -k nanos6 "$TMP/n6" >/dev/null
+"$GEN" -n 60000 -t 2 -k kernel "$TMP/kern" >/dev/null
+"$GEN" -n 60000 -t 2 -k mark "$TMP/mark" >/dev/null
+t=$TMP/n6/loom.node0
+j=$(find "$t" -name stream.json | sort | head -1)
+chmod 0640 "$j"
+touch -d '2001-02-03 04:05:06.123456789' "$(find "$t" -name stream.obs | head -1)"
+: >"$TMP/n6/empty"
+head -c 100000 /dev/urandom >"$TMP/n6/noise"
+mkdir "$TMP/n6/sub" && head -c 3000001 /dev/urandom >"$TMP/n6/sub/stream.obs"
+ln -s loom.node0 "$TMP/n6/link"
+roundtrip "nanos6 kind with extras" "$TMP/n6"
+roundtrip "nanos6 kind, -T 3 -l 1" "$TMP/n6" -T 3 -l 1
+roundtrip "kernel kind (unsorted clocks)" "$TMP/kern" -l 9
+roundtrip "mark kind" "$TMP/mark" -T 2
+"$OVNI" pack -o "$TMP/t1.ovnipack" "$TMP/kern" && "$OVNI" pack -T 4 -o "$TMP/t4.ovnipack" "$TMP/kern"
+check_same "-T 4 writes the same archive as -T 1" "$TMP/t4.ovnipack" "$TMP/t1.ovnipack"
+s1=$(wc -c <"$TMP/t1.ovnipack"); s0=$(du -b -s "$TMP/kern" | cut -f1)
+[ "$s1" -lt $((s0 / 4)) ] && ok "streams compress (kernel kind: $s0 -> $s1 bytes)" || not_ok "streams compress ($s0 -> $s1)"
+
+# Default names, --list, --verify.
+cp -r "$TMP/mark" "$TMP/dflt"
+"$OVNI" pack "$TMP/dflt/" && [ -f "$TMP/dflt.ovnipack" ] && ok "default archive name TRACEDIR.ovnipack" ||
+	not_ok "default archive name TRACEDIR.ovnipack"
+mv "$TMP/dflt" "$TMP/dflt.orig"
+"$OVNI" unpack "$TMP/dflt.ovnipack" && diff -r "$TMP/dflt.orig" "$TMP/dflt" >/dev/null &&
+	ok "unpack without -C restores TRACEDIR" || not_ok "unpack without -C restores TRACEDIR"
+"$OVNI" pack -o "$TMP/n6.ovnipack" "$TMP/n6" && "$OVNI" pack --list "$TMP/n6.ovnipack" >"$TMP/list"
+grep -q "^f 0640 .* ${j#$TMP/n6/}\$" "$TMP/list" && grep -q '^l .* link -> loom.node0$' "$TMP/list" &&
+	grep -q '^d .* loom.node0/$' "$TMP/list" && ok "--list shows files, modes, directories and links" ||
+	{ not_ok "--list shows files, modes, directories and links"; head -5 "$TMP/list" | sed 's/^/#   /'; }
+check "--verify passes a good archive" "$OVNI" pack --verify "$TMP/t1.ovnipack"
+
+# Damaged archives: one line naming the member and offset, never a crash.
+A=$TMP/t1.ovnipack
+size=$(wc -c <"$A")
+flip() { # flip SRC DST OFFSET
+	cp "$1" "$2"
+	b=$(od -An -tu1 -j "$3" -N1 "$2" | tr -d ' ')
+	printf "$(printf '\\%03o' $(((b ^ 0x55) & 255)))" | dd of="$2" bs=1 seek="$3" conv=notrunc 2>/dev/null
+}
+flip "$A" "$TMP/flip.ovnipack" $((size / 2))
+check_fails "a flipped byte in a block: --verify names member and offset" \
+	'flip.ovnipack: offset [0-9]+: member loom.node0/.*stream.obs, block [0-9]+: ' "$OVNI" pack --verify "$TMP/flip.ovnipack"
+check_fails "a flipped byte in a block: unpack fails naming member and offset" \
+	'offset [0-9]+: member .*stream.obs' "$OVNI" unpack -C "$TMP/fl" "$TMP/flip.ovnipack"
+flip "$A" "$TMP/flipidx.ovnipack" $((size - 40))
+check_fails "a flipped byte in the index" 'offset [0-9]+: index checksum mismatch' "$OVNI" pack --verify "$TMP/flipidx.ovnipack"
+flip "$A" "$TMP/flipend.ovnipack" $((size - 20))
+check_fails "a flipped byte in the trailer" 'offset [0-9]+: ' "$OVNI" pack --list "$TMP/flipend.ovnipack"
+head -c $((size - 1000)) "$A" >"$TMP/trunc.ovnipack"
+check_fails "a truncated archive" 'trunc.ovnipack: offset [0-9]+: no trailer' "$OVNI" unpack -C "$TMP/tr" "$TMP/trunc.ovnipack"
+head -c 10 "$A" >"$TMP/short.ovnipack"
+check_fails "an archive cut in its header" 'short.ovnipack: offset [0-9]+: truncated' "$OVNI" pack --list "$TMP/short.ovnipack"
+flip "$A" "$TMP/magic.ovnipack" 0
+check_fails "a wrong magic" 'magic.ovnipack: offset 0: not a pack archive' "$OVNI" pack --verify "$TMP/magic.ovnipack"
+flip "$A" "$TMP/ver.ovnipack" 8
+check_fails "a wrong version" 'ver.ovnipack: offset 8: pack format version [0-9]+, this ovni reads version 1' "$OVNI" pack --verify "$TMP/ver.ovnipack"
+# every single-byte flip in the first blocks: an error, never a crash or silence
+bad=0
+for off in 20 30 40 47 50 60 70 90 130; do
+	flip "$A" "$TMP/f.ovnipack" $off
+	"$OVNI" pack --verify "$TMP/f.ovnipack" >/dev/null 2>&1
+	[ $? -eq 1 ] || bad=$((bad + 1))
+done
+[ $bad -eq 0 ] && ok "flips in block headers and data are all caught" || not_ok "$bad flips not caught"
+
+# Unpacking stays inside its directory and overwrites nothing by default.
+rm -rf "$TMP/ex"
+"$OVNI" unpack -C "$TMP/ex" "$TMP/t1.ovnipack"
+check_fails "an existing file is not overwritten" 'already exists \(--force overwrites\)' "$OVNI" unpack -C "$TMP/ex" "$TMP/t1.ovnipack"
+f=$(find "$TMP/ex" -name stream.obs | head -1)
+echo changed >"$f"
+check "--force overwrites" "$OVNI" unpack --force -C "$TMP/ex" "$TMP/t1.ovnipack"
+diff -r "$TMP/kern" "$TMP/ex" >/dev/null && ok "--force restores the bytes" || not_ok "--force restores the bytes"
+mkdir -p "$TMP/evil/d"; echo x >"$TMP/evil/d/f"
+ln -s ../outside "$TMP/evil/up"
+"$OVNI" pack -o "$TMP/evil.ovnipack" "$TMP/evil"
+check_fails "a link pointing out is refused" 'member up: refusing a link pointing out' "$OVNI" unpack -C "$TMP/evilx" "$TMP/evil.ovnipack"
+rm "$TMP/evil/up"; ln -s /etc/passwd "$TMP/evil/abs"
+"$OVNI" pack -o "$TMP/evil2.ovnipack" "$TMP/evil"
+check_fails "an absolute link is refused" 'member abs: refusing a link pointing out' "$OVNI" unpack -C "$TMP/evilx2" "$TMP/evil2.ovnipack"
+rm "$TMP/evil/abs"
+"$OVNI" pack -o "$TMP/evil3.ovnipack" "$TMP/evil"
+mkdir -p "$TMP/evilx3" "$TMP/elsewhere"; ln -s "$TMP/elsewhere" "$TMP/evilx3/d"
+check_fails "an existing link in the way is not followed" 'member d: .*/d already exists' \
+	"$OVNI" unpack -C "$TMP/evilx3" "$TMP/evil3.ovnipack"
+rm -rf "$TMP/evil/d"; mkdir -p "$TMP/evil/d/e"; echo x >"$TMP/evil/d/e/f"
+"$OVNI" pack -o "$TMP/evil4.ovnipack" "$TMP/evil"
+rm "$TMP/evilx3/d"; mkdir "$TMP/evilx3/d"; ln -s "$TMP/elsewhere" "$TMP/evilx3/d/e"
+check "--force replaces a link in the way" "$OVNI" unpack --force -C "$TMP/evilx3" "$TMP/evil4.ovnipack"
+[ -d "$TMP/evilx3/d/e" ] && [ ! -L "$TMP/evilx3/d/e" ] && ok "the link became the directory" || not_ok "the link became the directory"
+[ -z "$(ls "$TMP/elsewhere")" ] && ok "nothing was written through the link" || not_ok "nothing was written through the link"
+check_fails "a directory is not an archive" 'not a regular file|cannot open' "$OVNI" unpack -C "$TMP/x" "$TMP/evil"
+check_fails "unpack without .ovnipack suffix needs -C" 'say where to extract with -C DIR' "$OVNI" unpack "$TMP/trunc"
+
+# --tar: standard tools extract it.
+if tar --help 2>/dev/null | grep -q -- --zstd && command -v zstd >/dev/null; then
+	"$OVNI" pack --tar -T 2 -o "$TMP/n6.tar.zst" "$TMP/n6"
+	mkdir "$TMP/untar" && tar --zstd -xf "$TMP/n6.tar.zst" -C "$TMP/untar" &&
+		diff -r "$TMP/n6" "$TMP/untar" >/dev/null && [ "$(meta "$TMP/n6" | cut -d' ' -f1-3,5-)" = "$(meta "$TMP/untar" | cut -d' ' -f1-3,5-)" ] &&
+		ok "--tar: tar --zstd -xf extracts the same files" || not_ok "--tar: tar --zstd -xf extracts the same files"
+	tar --zstd -tvf "$TMP/n6.tar.zst" --full-time 2>/dev/null | grep -q '2001-02-03 04:05:06' &&
+		ok "--tar keeps modification times" || not_ok "--tar keeps modification times"
+else
+	ok "# SKIP --tar: no tar with --zstd or no zstd here"
+fi
+done_testing
