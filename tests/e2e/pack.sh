@@ -143,4 +143,46 @@ if tar --help 2>/dev/null | grep -q -- --zstd && command -v zstd >/dev/null; the
 else
 	ok "# SKIP --tar: no tar with --zstd or no zstd here"
 fi
+
+# Direct reading: dump, top and emu take the archive where they take the
+# directory and give the same results (emu: byte-identical Paraver files).
+n=0; bad=0; emu_ok=0
+for d in "$GOLDEN"/*/*/trace; do
+	n=$((n + 1))
+	rm -rf "$TMP/e1" "$TMP/e2" "$TMP/g.ovnipack"; mkdir "$TMP/e1" "$TMP/e2"
+	"$OVNI" pack -o "$TMP/g.ovnipack" "$d"
+	"$OVNI" dump -x "$d" >"$TMP/d1" 2>/dev/null; r1=$?
+	"$OVNI" dump -x "$TMP/g.ovnipack" >"$TMP/d2" 2>/dev/null; r2=$?
+	[ $r1 = $r2 ] && cmp -s "$TMP/d1" "$TMP/d2" || { bad=$((bad + 1)); echo "#   dump differs on $d"; }
+	"$OVNI" top "$d" >"$TMP/d1" 2>/dev/null; r1=$?
+	"$OVNI" top "$TMP/g.ovnipack" >"$TMP/d2" 2>/dev/null; r2=$?
+	[ $r1 = $r2 ] && cmp -s "$TMP/d1" "$TMP/d2" || { bad=$((bad + 1)); echo "#   top differs on $d"; }
+	"$OVNI" emu -o "$TMP/e1" "$d" >/dev/null 2>"$TMP/ee1"; r1=$?
+	"$OVNI" emu -o "$TMP/e2" "$TMP/g.ovnipack" >/dev/null 2>"$TMP/ee2"; r2=$?
+	# the same messages, but for the trace's name and the timings
+	sed -i "s|$d|T|g; s|$TMP/e1|O|g; /played .* events in/d" "$TMP/ee1"
+	sed -i "s|$TMP/g.ovnipack|T|g; s|$TMP/e2|O|g; /played .* events in/d" "$TMP/ee2"
+	[ $r1 = $r2 ] && diff -r "$TMP/e1" "$TMP/e2" >/dev/null && cmp -s "$TMP/ee1" "$TMP/ee2" ||
+		{ bad=$((bad + 1)); echo "#   emu differs on $d"; diff "$TMP/ee1" "$TMP/ee2" | head -3; }
+	[ $r1 = 0 ] && [ -s "$TMP/e2/thread.prv" ] && emu_ok=$((emu_ok + 1))
+done
+[ "$bad" -eq 0 ] && [ "$emu_ok" -gt 0 ] &&
+	ok "dump, top and emu on the archive = on the directory, every golden trace ($n; $emu_ok emulated)" ||
+	not_ok "direct reading: $bad differences on $n golden traces ($emu_ok emulated)"
+
+# Clock offsets come from the archive; emu needs -o; sort refuses.
+"$GEN" -n 2000 -t 2 -l 2 -k pause "$TMP/two" >/dev/null
+printf 'rank hostname offset_median offset_mean offset_std\n0 node0 0 0 0\n1 node1 7000 7000.0 1.0\n' >"$TMP/two/clock-offsets.txt"
+"$OVNI" pack -o "$TMP/two.ovnipack" "$TMP/two"
+mkdir "$TMP/o1" "$TMP/o2"
+"$OVNI" emu -o "$TMP/o1" "$TMP/two" 2>/dev/null && "$OVNI" emu -o "$TMP/o2" "$TMP/two.ovnipack" 2>/dev/null &&
+	diff -r "$TMP/o1" "$TMP/o2" >/dev/null && ok "emu reads clock-offsets.txt from the archive" ||
+	not_ok "emu reads clock-offsets.txt from the archive"
+mkdir "$TMP/o3"; rm "$TMP/two/clock-offsets.txt"; "$OVNI" emu -o "$TMP/o3" "$TMP/two" 2>/dev/null
+diff -r "$TMP/o1" "$TMP/o3" >/dev/null && not_ok "the offsets change the timelines" || ok "the offsets change the timelines"
+check_fails "emu on an archive needs -o" 'two.ovnipack: a pack archive is read-only; say where the outputs go with -o DIR' "$OVNI" emu "$TMP/two.ovnipack"
+check_fails "sort refuses an archive" 'cannot be sorted in place' "$OVNI" sort "$TMP/two.ovnipack"
+check_fails "dump on a damaged archive names member and offset" 'flip.ovnipack: offset [0-9]+: member loom.node0/.*stream.obs, block [0-9]+: ' \
+	"$OVNI" dump "$TMP/flip.ovnipack"
+check_fails "top on a truncated archive" 'trunc.ovnipack: offset [0-9]+: no trailer' "$OVNI" top "$TMP/trunc.ovnipack"
 done_testing
