@@ -2,7 +2,10 @@
  * header column (flags + MCV, 4 bytes each), a clock column (the step from
  * the previous clock as 4 byte planes, low bytes first; steps that do not
  * fit in 32 bits are 0xffffffff there and follow as u64 exceptions) and a
- * payload column, so that zstd sees alike bytes together. Encoded block: u32 events, u32 clock
+ * payload column, so that zstd sees alike bytes together. A normal event's
+ * payload is stored as its difference (per 32-bit word, then per byte) to
+ * the payload of the last event with the same flags and MCV in the block:
+ * counters such as task ids become constants. Encoded block: u32 events, u32 clock
  * column size, u32 payload column size, u32 tail size, then the columns and
  * the tail (the bytes after the last whole event, verbatim). */
 #include <string.h>
@@ -47,6 +50,58 @@ size_t pack_cols_bound(size_t n)
 	return COLS_HEADER + 2 * n;
 }
 
+/* The last payload of each flags+MCV, in a small table; a collision just
+ * replaces the slot (encoder and decoder do the same). */
+#define LAST_SLOTS 256
+struct last {
+	uint32_t key[LAST_SLOTS];
+	uint8_t pay[LAST_SLOTS][EV_MAX_PAYLOAD];
+};
+
+static inline uint8_t *last_of(struct last *l, const uint8_t hdr[4])
+{
+	uint32_t k;
+	memcpy(&k, hdr, 4);
+	uint32_t s = (k * 2654435761u) >> 24;
+	if (l->key[s] != k) {
+		l->key[s] = k;
+		memset(l->pay[s], 0, EV_MAX_PAYLOAD);
+	}
+	return l->pay[s];
+}
+
+/* dst = cur - prev, then prev = cur. */
+static inline void pay_diff(uint8_t *dst, const uint8_t *cur, uint8_t *prev, size_t n)
+{
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		uint32_t a, b;
+		memcpy(&a, cur + i, 4);
+		memcpy(&b, prev + i, 4);
+		a -= b;
+		memcpy(dst + i, &a, 4);
+	}
+	for (; i < n; i++)
+		dst[i] = (uint8_t)(cur[i] - prev[i]);
+	memcpy(prev, cur, n);
+}
+
+/* dst = diff + prev, then prev = dst. */
+static inline void pay_undiff(uint8_t *dst, const uint8_t *diff, uint8_t *prev, size_t n)
+{
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		uint32_t a, b;
+		memcpy(&a, diff + i, 4);
+		memcpy(&b, prev + i, 4);
+		a += b;
+		memcpy(dst + i, &a, 4);
+	}
+	for (; i < n; i++)
+		dst[i] = (uint8_t)(diff[i] + prev[i]);
+	memcpy(prev, dst, n);
+}
+
 #define CLOCK_ESCAPE 0xffffffffu /* the step is in the exception column */
 
 size_t pack_cols_encode(const uint8_t *src, size_t n, uint8_t *dst)
@@ -69,6 +124,8 @@ size_t pack_cols_encode(const uint8_t *src, size_t n, uint8_t *dst)
 	pack_put32(dst + 12, (uint32_t)tail);
 	uint8_t *hdr = dst + COLS_HEADER, *plane = hdr + 4 * nev, *exc = plane + 4 * nev;
 	uint8_t *pay = exc + 8 * nexc;
+	struct last last;
+	memset(last.key, 0xff, sizeof(last.key)); /* no MCV has flags 0xff */
 	prev = 0;
 	pos = 0;
 	for (size_t i = 0; i < nev; i++) {
@@ -86,7 +143,10 @@ size_t pack_cols_encode(const uint8_t *src, size_t n, uint8_t *dst)
 		}
 		for (int b = 0; b < 4; b++)
 			plane[b * nev + i] = (uint8_t)(step >> (8 * b));
-		memcpy(pay, e + EV_HEADER_SIZE, sz - EV_HEADER_SIZE);
+		if (e[0] & EV_FLAG_JUMBO)
+			memcpy(pay, e + EV_HEADER_SIZE, sz - EV_HEADER_SIZE);
+		else
+			pay_diff(pay, e + EV_HEADER_SIZE, last_of(&last, e), sz - EV_HEADER_SIZE);
 		pay += sz - EV_HEADER_SIZE;
 		pos += sz;
 	}
@@ -107,6 +167,8 @@ int pack_cols_decode(const uint8_t *src, size_t n, uint8_t *dst, size_t raw_size
 	const uint8_t *exc_end = plane + clk_len, *pay = exc_end, *pay_end = pay + pay_len;
 	uint8_t *out = dst, *out_end = dst + raw_size;
 	uint64_t clock = 0;
+	struct last last;
+	memset(last.key, 0xff, sizeof(last.key));
 	*why = "events do not fit the block";
 	for (uint64_t i = 0; i < nev; i++, hdr += 4) {
 		uint64_t step = (uint64_t)plane[i] | (uint64_t)plane[nev + i] << 8 | (uint64_t)plane[2 * nev + i] << 16 |
@@ -132,7 +194,10 @@ int pack_cols_decode(const uint8_t *src, size_t n, uint8_t *dst, size_t raw_size
 			return -1;
 		memcpy(out, hdr, 4);
 		memcpy(out + 4, &clock, 8);
-		memcpy(out + EV_HEADER_SIZE, pay, psize);
+		if (hdr[0] & EV_FLAG_JUMBO)
+			memcpy(out + EV_HEADER_SIZE, pay, psize);
+		else
+			pay_undiff(out + EV_HEADER_SIZE, pay, last_of(&last, hdr), psize);
 		out += EV_HEADER_SIZE + psize;
 		pay += psize;
 	}
