@@ -51,6 +51,8 @@ struct pack {
 	uint64_t file_size, index_offset;
 	size_t n;
 	struct pack_member *members;
+	struct pack_member **by_path; /* members sorted by path, for pack_find */
+	struct pack_scratch *scratch; /* decoding buffers shared by every member: one thread reads */
 };
 
 /* Column transform of stream events (lib/pack_cols.c). pack_cols_encode

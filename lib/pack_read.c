@@ -13,6 +13,14 @@
 #include "io/msg.h"
 #include "pack.h"
 
+/* What decoding a block needs only while it decodes: one set per archive,
+ * so that a reader of many streams keeps just one decoded block each. */
+struct pack_scratch {
+	ZSTD_DCtx *dctx;
+	uint8_t *stored, *cols;
+	size_t stored_cap, cols_cap;
+};
+
 static int read_at(struct pack *p, void *buf, size_t n, uint64_t off, const char *what)
 {
 	size_t got = 0;
@@ -107,6 +115,11 @@ oom:
 	return -1;
 }
 
+static int cmp_member(const void *a, const void *b)
+{
+	return strcmp((*(struct pack_member *const *)a)->path, (*(struct pack_member *const *)b)->path);
+}
+
 int pack_open(struct pack *p, const char *path)
 {
 	memset(p, 0, sizeof(*p));
@@ -171,6 +184,19 @@ int pack_open(struct pack *p, const char *path)
 		goto out;
 	}
 	rc = parse_index(p, b, ilen);
+	if (rc == 0 && !(p->by_path = malloc((p->n ? p->n : 1) * sizeof(*p->by_path)))) {
+		msg_err("%s: out of memory", path);
+		rc = -1;
+	}
+	if (rc == 0) {
+		for (size_t i = 0; i < p->n; i++)
+			p->by_path[i] = &p->members[i];
+		qsort(p->by_path, p->n, sizeof(*p->by_path), cmp_member);
+	}
+	if (rc == 0 && (!(p->scratch = calloc(1, sizeof(*p->scratch))) || !(p->scratch->dctx = ZSTD_createDCtx()))) {
+		msg_err("%s: out of memory", path);
+		rc = -1;
+	}
 out:
 	free(b);
 	return rc;
@@ -184,31 +210,40 @@ void pack_close(struct pack *p)
 		free(p->members[i].blocks);
 	}
 	free(p->members);
+	free(p->by_path);
 	free(p->path);
+	if (p->scratch) {
+		ZSTD_freeDCtx(p->scratch->dctx);
+		free(p->scratch->stored);
+		free(p->scratch->cols);
+		free(p->scratch);
+	}
 	if (p->fd >= 0)
 		close(p->fd);
 	memset(p, 0, sizeof(*p));
 	p->fd = -1;
 }
 
-struct pack_member *pack_find(struct pack *p, const char *path)
+static int cmp_key(const void *key, const void *m)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->members[i].path, path) == 0)
-			return &p->members[i];
-	return NULL;
+	return strcmp(key, (*(struct pack_member *const *)m)->path);
 }
 
-/* Decoding state of one member: buffers sized for the largest block seen. */
+struct pack_member *pack_find(struct pack *p, const char *path)
+{
+	struct pack_member **m = bsearch(path, p->by_path, p->n, sizeof(*m), cmp_key);
+	return m ? *m : NULL;
+}
+
+/* Decoding state of one member: its current block, sized for the largest
+ * block seen. */
 struct block_reader {
 	struct pack *p;
 	struct pack_member *m;
 	uint32_t next; /* next block */
 	uint64_t off; /* member offset of the next block */
-	ZSTD_DCtx *dctx;
-	uint8_t *stored, *cols, *raw;
-	size_t stored_cap, cols_cap, raw_cap;
-	size_t raw_len;
+	uint8_t *raw;
+	size_t raw_cap, raw_len;
 };
 
 static int grow(uint8_t **b, size_t *cap, size_t n)
@@ -252,21 +287,22 @@ static int block_next(struct block_reader *br)
 	    stored > ZSTD_compressBound(pack_cols_bound(PACK_BLOCK_RAW_MAX)) ||
 	    at + PACK_BLOCK_HEADER_SIZE + stored > br->p->index_offset)
 		return block_err(br, at, "impossible block header");
-	if (grow(&br->stored, &br->stored_cap, stored ? stored : 1) < 0 || grow(&br->raw, &br->raw_cap, raw) < 0 ||
-	    (h[8] == PACK_CODEC_EVENTS && grow(&br->cols, &br->cols_cap, pack_cols_bound(raw)) < 0))
+	struct pack_scratch *s = br->p->scratch;
+	if (grow(&s->stored, &s->stored_cap, stored ? stored : 1) < 0 || grow(&br->raw, &br->raw_cap, raw) < 0 ||
+	    (h[8] == PACK_CODEC_EVENTS && grow(&s->cols, &s->cols_cap, pack_cols_bound(raw)) < 0))
 		return block_err(br, at, "out of memory");
-	if (read_at(br->p, br->stored, stored, at + PACK_BLOCK_HEADER_SIZE, "a block") < 0)
+	if (read_at(br->p, s->stored, stored, at + PACK_BLOCK_HEADER_SIZE, "a block") < 0)
 		return -1;
-	if (pack_block_check(h, br->stored, stored) != pack_get64(h + 40))
+	if (pack_block_check(h, s->stored, stored) != pack_get64(h + 40))
 		return block_err(br, at, "checksum mismatch");
-	uint8_t *dst = h[8] == PACK_CODEC_EVENTS ? br->cols : br->raw;
+	uint8_t *dst = h[8] == PACK_CODEC_EVENTS ? s->cols : br->raw;
 	size_t cap = h[8] == PACK_CODEC_EVENTS ? pack_cols_bound(raw) : raw;
-	size_t got = ZSTD_decompressDCtx(br->dctx, dst, cap, br->stored, stored);
+	size_t got = ZSTD_decompressDCtx(s->dctx, dst, cap, s->stored, stored);
 	if (ZSTD_isError(got))
 		return block_err(br, at, "cannot decompress: %s", ZSTD_getErrorName(got));
 	if (h[8] == PACK_CODEC_EVENTS) {
 		const char *why;
-		if (pack_cols_decode(br->cols, got, br->raw, raw, &why) < 0)
+		if (pack_cols_decode(s->cols, got, br->raw, raw, &why) < 0)
 			return block_err(br, at, "%s", why);
 	} else if (got != raw) {
 		return block_err(br, at, "decompressed to %zu bytes, expected %u", got, raw);
@@ -284,18 +320,11 @@ static int br_init(struct block_reader *br, struct pack *p, struct pack_member *
 	memset(br, 0, sizeof(*br));
 	br->p = p;
 	br->m = m;
-	if (!(br->dctx = ZSTD_createDCtx())) {
-		msg_err("out of memory");
-		return -1;
-	}
 	return 0;
 }
 
 static void br_free(struct block_reader *br)
 {
-	ZSTD_freeDCtx(br->dctx);
-	free(br->stored);
-	free(br->cols);
 	free(br->raw);
 }
 
