@@ -288,7 +288,8 @@ static int write_index(struct writer *w)
 		p[24] = (uint8_t)tl;
 		p[25] = (uint8_t)(tl >> 8);
 		p += 26;
-		memcpy(p, e->target, tl);
+		if (tl)
+			memcpy(p, e->target, tl);
 		p += tl;
 		pack_put32(p, (uint32_t)e->nblocks);
 		p += 4;
