@@ -42,14 +42,27 @@ struct job {
 	uint8_t *raw, *cols, *out;
 	size_t raw_len, out_len, out_cap;
 	const char *err; /* zstd's reason, if compressing failed */
+	int done; /* compressed (under the pipeline's lock) */
 };
+
+struct pipeline;
 
 struct worker {
 	pthread_t th;
 	ZSTD_CCtx *cctx;
+	struct pipeline *pl;
+};
+
+/* Jobs go round a ring: the main thread fills them in file order, the
+ * workers compress them in any order, the main thread writes them in
+ * order; job s sits in slot s % njobs. */
+struct pipeline {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
 	struct job *jobs;
-	size_t first, njobs, step;
-	int level;
+	size_t njobs;
+	uint64_t filled, taken, written; /* job counts */
+	int stop, level;
 };
 
 static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
@@ -83,8 +96,21 @@ static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
-	for (size_t i = w->first; i < w->njobs; i += w->step)
-		compress_job(&w->jobs[i], w->cctx, w->level);
+	struct pipeline *pl = w->pl;
+	pthread_mutex_lock(&pl->mu);
+	for (;;) {
+		while (pl->taken == pl->filled && !pl->stop)
+			pthread_cond_wait(&pl->work, &pl->mu);
+		if (pl->taken == pl->filled)
+			break;
+		struct job *j = &pl->jobs[pl->taken++ % pl->njobs];
+		pthread_mutex_unlock(&pl->mu);
+		compress_job(j, w->cctx, pl->level);
+		pthread_mutex_lock(&pl->mu);
+		j->done = 1;
+		pthread_cond_broadcast(&pl->done);
+	}
+	pthread_mutex_unlock(&pl->mu);
 	return NULL;
 }
 
@@ -150,7 +176,8 @@ struct writer {
 	size_t n;
 	struct job *jobs;
 	struct worker *workers;
-	size_t njobs, nthreads;
+	size_t njobs, nthreads, nstarted;
+	struct pipeline pl;
 	uint64_t done, total;
 };
 
@@ -168,45 +195,91 @@ static int add_block(struct pack_entry *e, uint64_t off)
 	return 0;
 }
 
-/* Compresses jobs [0, n) on the threads and writes them in order. */
-static int flush_batch(struct writer *w, size_t n)
+/* Waits for the oldest job in the ring and writes it. */
+static int write_oldest(struct writer *w)
 {
-	size_t nt = w->nthreads < n ? w->nthreads : n;
-	for (size_t t = 0; t < nt; t++) {
-		struct worker *k = &w->workers[t];
-		k->jobs = w->jobs;
-		k->first = t;
-		k->njobs = n;
-		k->step = nt;
-		k->level = w->o->level;
-		if (t > 0 && pthread_create(&k->th, NULL, worker_run, k) != 0) {
-			msg_err("cannot start a compression thread");
-			for (size_t u = 1; u < t; u++)
-				pthread_join(w->workers[u].th, NULL);
-			return -1;
-		}
+	struct pipeline *pl = &w->pl;
+	struct job *j = &pl->jobs[pl->written % pl->njobs];
+	if (w->nstarted) {
+		pthread_mutex_lock(&pl->mu);
+		while (!j->done)
+			pthread_cond_wait(&pl->done, &pl->mu);
+		pthread_mutex_unlock(&pl->mu);
 	}
-	worker_run(&w->workers[0]);
-	for (size_t t = 1; t < nt; t++)
-		pthread_join(w->workers[t].th, NULL);
-	for (size_t i = 0; i < n; i++) {
-		struct job *j = &w->jobs[i];
-		struct pack_entry *e = &w->e[j->member];
-		if (j->err) {
-			msg_err("%s: offset %llu: cannot compress: %s", e->path, (unsigned long long)j->member_off, j->err);
-			return -1;
-		}
-		if (add_block(e, w->out.written + w->out.len) < 0) {
-			msg_err("out of memory");
-			return -1;
-		}
-		out_mem(&w->out, j->out, j->out_len);
-		e->size = j->member_off + j->raw_len;
-		w->done += j->raw_len;
-		if (w->o->progress)
-			w->o->progress(w->o->arg, w->done, w->total);
+	pl->written++;
+	struct pack_entry *e = &w->e[j->member];
+	if (j->err) {
+		msg_err("%s: offset %llu: cannot compress: %s", e->path, (unsigned long long)j->member_off, j->err);
+		return -1;
 	}
+	if (add_block(e, w->out.written + w->out.len) < 0) {
+		msg_err("out of memory");
+		return -1;
+	}
+	out_mem(&w->out, j->out, j->out_len);
+	e->size = j->member_off + j->raw_len;
+	w->done += j->raw_len;
+	if (w->o->progress)
+		w->o->progress(w->o->arg, w->done, w->total);
 	return w->out.err ? -1 : 0;
+}
+
+/* Hands the job just filled to the workers (or compresses it here). */
+static void submit(struct writer *w, struct job *j)
+{
+	struct pipeline *pl = &w->pl;
+	if (!w->nstarted) {
+		compress_job(j, w->workers[0].cctx, pl->level);
+		pl->filled++;
+		return;
+	}
+	pthread_mutex_lock(&pl->mu);
+	j->done = 0;
+	pl->filled++;
+	pthread_cond_signal(&pl->work);
+	pthread_mutex_unlock(&pl->mu);
+}
+
+/* The slot for the next job, once the ring has room. */
+static struct job *next_slot(struct writer *w, int *rc)
+{
+	struct pipeline *pl = &w->pl;
+	if (pl->filled - pl->written == pl->njobs && write_oldest(w) < 0)
+		*rc = -1;
+	return &pl->jobs[pl->filled % pl->njobs];
+}
+
+static void start_workers(struct writer *w)
+{
+	struct pipeline *pl = &w->pl;
+	pthread_mutex_init(&pl->mu, NULL);
+	pthread_cond_init(&pl->work, NULL);
+	pthread_cond_init(&pl->done, NULL);
+	pl->jobs = w->jobs;
+	pl->njobs = w->njobs;
+	pl->level = w->o->level;
+	if (w->nthreads < 2)
+		return;
+	for (size_t t = 0; t < w->nthreads; t++) {
+		w->workers[t].pl = pl;
+		if (pthread_create(&w->workers[t].th, NULL, worker_run, &w->workers[t]) != 0)
+			break; /* fewer threads do the same work */
+		w->nstarted++;
+	}
+}
+
+static void stop_workers(struct writer *w)
+{
+	struct pipeline *pl = &w->pl;
+	pthread_mutex_lock(&pl->mu);
+	pl->stop = 1;
+	pthread_cond_broadcast(&pl->work);
+	pthread_mutex_unlock(&pl->mu);
+	for (size_t t = 0; t < w->nstarted; t++)
+		pthread_join(w->workers[t].th, NULL);
+	pthread_mutex_destroy(&pl->mu);
+	pthread_cond_destroy(&pl->work);
+	pthread_cond_destroy(&pl->done);
 }
 
 static int pack_files(struct writer *w, const char *dir)
@@ -216,8 +289,8 @@ static int pack_files(struct writer *w, const char *dir)
 		msg_err("out of memory");
 		return -1;
 	}
-	size_t nj = 0;
 	int rc = 0;
+	start_workers(w);
 	for (size_t i = 0; i < w->n && rc == 0; i++) {
 		struct pack_entry *e = &w->e[i];
 		if (e->type != PACK_FILE)
@@ -235,26 +308,23 @@ static int pack_files(struct writer *w, const char *dir)
 		f.off = 0;
 		f.is_stream = pack_is_stream_name(e->path);
 		e->size = 0; /* what is read counts, should the file change */
-		for (;;) {
-			int r = feed_next(&f, &w->jobs[nj]);
+		while (rc == 0) {
+			struct job *j = next_slot(w, &rc);
+			int r = rc ? 0 : feed_next(&f, j);
 			if (r < 0)
 				rc = -1;
 			if (r <= 0)
 				break;
-			w->jobs[nj++].member = (uint32_t)i;
-			if (nj == w->njobs) {
-				if (flush_batch(w, nj) < 0)
-					rc = -1;
-				nj = 0;
-				if (rc)
-					break;
-			}
+			j->member = (uint32_t)i;
+			submit(w, j);
 		}
 		close(f.fd);
 		free(path);
 	}
-	if (rc == 0 && nj && flush_batch(w, nj) < 0)
-		rc = -1;
+	while (w->pl.written < w->pl.filled)
+		if (write_oldest(w) < 0)
+			rc = -1;
+	stop_workers(w);
 	free(f.buf);
 	return rc;
 }
@@ -310,7 +380,7 @@ static int write_index(struct writer *w)
 static int writer_init(struct writer *w)
 {
 	w->nthreads = w->o->threads > 0 ? (size_t)w->o->threads : 1;
-	w->njobs = 2 * w->nthreads;
+	w->njobs = w->nthreads > 1 ? 2 * w->nthreads + 1 : 1;
 	w->jobs = calloc(w->njobs, sizeof(*w->jobs));
 	w->workers = calloc(w->nthreads, sizeof(*w->workers));
 	if (!w->jobs || !w->workers)
