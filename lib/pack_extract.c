@@ -132,6 +132,8 @@ static int extract_file(struct extract *x, struct pack_member *m, const char *fu
 		msg_err("%s: cannot write: %s", full, strerror(errno));
 		rc = -1;
 	}
+	if (rc < 0)
+		unlink(full); /* no half file that looks whole */
 	return rc;
 }
 

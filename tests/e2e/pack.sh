@@ -82,6 +82,9 @@ check_fails "a flipped byte in a block: --verify names member and offset" \
 	'flip.ovnipack: offset [0-9]+: member loom.node0/.*stream.obs, block [0-9]+: ' "$OVNI" pack --verify "$TMP/flip.ovnipack"
 check_fails "a flipped byte in a block: unpack fails naming member and offset" \
 	'offset [0-9]+: member .*stream.obs' "$OVNI" unpack -C "$TMP/fl" "$TMP/flip.ovnipack"
+bad_member=$(sed -n 's/.*member \([^,]*\), block.*/\1/p' "$TMP/.err" | head -1)
+[ -n "$bad_member" ] && [ ! -e "$TMP/fl/$bad_member" ] && ok "the damaged member is not left half written" ||
+	not_ok "the damaged member is not left half written ($bad_member)"
 flip "$A" "$TMP/flipidx.ovnipack" $((size - 40))
 check_fails "a flipped byte in the index" 'offset [0-9]+: index checksum mismatch' "$OVNI" pack --verify "$TMP/flipidx.ovnipack"
 flip "$A" "$TMP/flipend.ovnipack" $((size - 20))

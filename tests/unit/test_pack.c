@@ -169,6 +169,29 @@ static void test_escapes(void)
 		CHECK(rc < 0 && access(x, F_OK) != 0 && access("/tmpx", F_OK) != 0,
 		      "a member named '%s' is refused and nothing is written", names[i]);
 	}
+	/* An index whose checksum is right but whose block offset is not. */
+	{
+		uint8_t *b = malloc(n);
+		memcpy(b, orig, n);
+		uint64_t ioff = pack_get64(b + n - PACK_TRAILER_SIZE), ilen = pack_get64(b + n - PACK_TRAILER_SIZE + 8);
+		uint8_t *last = b + ioff + ilen - 8; /* the offset of the only block */
+		static const uint64_t offs[] = { 17, 1u << 30 };
+		static const char *what[] = { "a block offset pointing inside a block", "a block offset past the index" };
+		for (int k = 0; k < 2; k++) {
+			pack_put64(last, offs[k]);
+			pack_put64(b + n - PACK_TRAILER_SIZE + 16, pack_hash(b + ioff, ilen));
+			FILE *f = fopen(forged, "wb");
+			fwrite(b, 1, n, f);
+			fclose(f);
+			struct pack pk;
+			int rc = pack_open(&pk, forged);
+			if (rc == 0)
+				rc = pack_verify(&pk, NULL, NULL);
+			pack_close(&pk);
+			CHECK(rc < 0, "%s is refused", what[k]);
+		}
+		free(b);
+	}
 	forge(orig, n, "bbbb", forged);
 	struct pack pk;
 	snprintf(dst, sizeof(dst), "%s/good", tmp);
