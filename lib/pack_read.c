@@ -154,6 +154,10 @@ int pack_open(struct pack *p, const char *path)
 			PACK_VERSION);
 		return -1;
 	}
+	if (pack_get32(h + 12) != 0) {
+		msg_err("%s: offset 12: reserved header bytes are not zero", path);
+		return -1;
+	}
 	uint64_t toff = p->file_size - PACK_TRAILER_SIZE;
 	if (read_at(p, t, sizeof(t), toff, "the trailer") < 0)
 		return -1;
