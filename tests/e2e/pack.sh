@@ -99,7 +99,7 @@ flip "$A" "$TMP/ver.ovnipack" 8
 check_fails "a wrong version" 'ver.ovnipack: offset 8: pack format version [0-9]+, this ovni reads version 1' "$OVNI" pack --verify "$TMP/ver.ovnipack"
 # every single-byte flip in the first blocks: an error, never a crash or silence
 bad=0
-for off in 20 30 40 47 50 60 70 90 130; do
+for off in 12 20 30 40 47 50 60 70 90 130; do
 	flip "$A" "$TMP/f.ovnipack" $off
 	"$OVNI" pack --verify "$TMP/f.ovnipack" >/dev/null 2>&1
 	[ $? -eq 1 ] || bad=$((bad + 1))
