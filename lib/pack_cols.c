@@ -145,7 +145,7 @@ size_t pack_cols_encode(const uint8_t *src, size_t n, uint8_t *dst)
 			plane[b * nev + i] = (uint8_t)(step >> (8 * b));
 		if (e[0] & EV_FLAG_JUMBO)
 			memcpy(pay, e + EV_HEADER_SIZE, sz - EV_HEADER_SIZE);
-		else
+		else if (sz > EV_HEADER_SIZE)
 			pay_diff(pay, e + EV_HEADER_SIZE, last_of(&last, e), sz - EV_HEADER_SIZE);
 		pay += sz - EV_HEADER_SIZE;
 		pos += sz;
@@ -196,7 +196,7 @@ int pack_cols_decode(const uint8_t *src, size_t n, uint8_t *dst, size_t raw_size
 		memcpy(out + 4, &clock, 8);
 		if (hdr[0] & EV_FLAG_JUMBO)
 			memcpy(out + EV_HEADER_SIZE, pay, psize);
-		else
+		else if (psize)
 			pay_undiff(out + EV_HEADER_SIZE, pay, last_of(&last, hdr), psize);
 		out += EV_HEADER_SIZE + psize;
 		pay += psize;
