@@ -1,7 +1,6 @@
 /* Writing pack archives: walk the trace directory, cut each file into
  * blocks (stream.obs at event boundaries), compress batches of blocks on
  * -T threads and write them in order, then the index and the trailer. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -39,8 +38,8 @@ struct job {
 	uint32_t member;
 	uint8_t codec;
 	uint64_t member_off;
-	uint8_t *raw, *cols, *out;
-	size_t raw_len, out_len, out_cap;
+	uint8_t *raw, *cols, *out; /* grown to the largest block seen */
+	size_t raw_len, out_len, raw_cap, cols_cap, out_cap;
 	const char *err; /* zstd's reason, if compressing failed */
 	int done; /* compressed (under the pipeline's lock) */
 };
@@ -65,10 +64,27 @@ struct pipeline {
 	int stop, level;
 };
 
+static int grow(uint8_t **b, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return 0;
+	uint8_t *g = realloc(*b, n);
+	if (!g)
+		return -1;
+	*b = g;
+	*cap = n;
+	return 0;
+}
+
 static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 {
 	const uint8_t *src = j->raw;
 	size_t n = j->raw_len;
+	if ((j->codec == PACK_CODEC_EVENTS && grow(&j->cols, &j->cols_cap, pack_cols_bound(n)) < 0) ||
+	    grow(&j->out, &j->out_cap, PACK_BLOCK_HEADER_SIZE + ZSTD_compressBound(pack_cols_bound(n))) < 0) {
+		j->err = "out of memory";
+		return;
+	}
 	if (j->codec == PACK_CODEC_EVENTS) {
 		n = pack_cols_encode(j->raw, j->raw_len, j->cols);
 		src = j->cols;
@@ -159,6 +175,10 @@ static int feed_next(struct feed *f, struct job *j)
 	} else {
 		cut = f->fill < PACK_BLOCK_TARGET ? f->fill : PACK_BLOCK_TARGET;
 	}
+	if (grow(&j->raw, &j->raw_cap, cut) < 0) {
+		msg_err("out of memory");
+		return -1;
+	}
 	memcpy(j->raw, f->buf, cut);
 	j->raw_len = cut;
 	j->member_off = f->off;
@@ -170,7 +190,6 @@ static int feed_next(struct feed *f, struct job *j)
 
 struct writer {
 	const struct pack_write_opts *o;
-	const char *out_path;
 	struct out out;
 	struct pack_entry *e;
 	size_t n;
@@ -380,19 +399,11 @@ static int write_index(struct writer *w)
 static int writer_init(struct writer *w)
 {
 	w->nthreads = w->o->threads > 0 ? (size_t)w->o->threads : 1;
-	w->njobs = w->nthreads > 1 ? 2 * w->nthreads + 1 : 1;
+	w->njobs = w->nthreads > 1 ? w->nthreads + 2 : 1;
 	w->jobs = calloc(w->njobs, sizeof(*w->jobs));
 	w->workers = calloc(w->nthreads, sizeof(*w->workers));
 	if (!w->jobs || !w->workers)
 		return -1;
-	size_t cap = PACK_BLOCK_HEADER_SIZE + ZSTD_compressBound(pack_cols_bound(PACK_BLOCK_RAW_MAX));
-	for (size_t i = 0; i < w->njobs; i++) {
-		struct job *j = &w->jobs[i];
-		j->out_cap = cap;
-		if (!(j->raw = malloc(PACK_BLOCK_RAW_MAX)) || !(j->cols = malloc(pack_cols_bound(PACK_BLOCK_RAW_MAX))) ||
-		    !(j->out = malloc(cap)))
-			return -1;
-	}
 	for (size_t t = 0; t < w->nthreads; t++)
 		if (!(w->workers[t].cctx = ZSTD_createCCtx()))
 			return -1;
@@ -430,7 +441,7 @@ static int write_pack(struct writer *w, const char *dir)
 
 int pack_write(const char *dir, const char *out_path, const struct pack_write_opts *o)
 {
-	struct writer w = { .o = o, .out_path = out_path };
+	struct writer w = { .o = o };
 	int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		msg_err("%s: cannot create: %s", out_path, strerror(errno));
