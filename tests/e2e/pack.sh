@@ -143,6 +143,15 @@ if tar --help 2>/dev/null | grep -q -- --zstd && command -v zstd >/dev/null; the
 		ok "--tar: tar --zstd -xf extracts the same files" || not_ok "--tar: tar --zstd -xf extracts the same files"
 	tar --zstd -tvf "$TMP/n6.tar.zst" --full-time 2>/dev/null | grep -q '2001-02-03 04:05:06' &&
 		ok "--tar keeps modification times" || not_ok "--tar keeps modification times"
+	# names past 100 bytes go in the ustar prefix; past what ustar holds, an error
+	a60=$(printf 'a%.0s' $(seq 1 60)); b60=$(printf 'b%.0s' $(seq 1 60)); f90=$(printf 'f%.0s' $(seq 1 90))
+	mkdir -p "$TMP/lp/$a60/$b60" && echo hi >"$TMP/lp/$a60/$b60/$f90"
+	"$OVNI" pack --tar -o "$TMP/lp.tar.zst" "$TMP/lp" && mkdir "$TMP/lpx" && tar --zstd -xf "$TMP/lp.tar.zst" -C "$TMP/lpx" &&
+		diff -r "$TMP/lp" "$TMP/lpx" >/dev/null && ok "--tar: a 213-byte path goes through the ustar prefix" ||
+		not_ok "--tar: a 213-byte path goes through the ustar prefix"
+	mkdir -p "$TMP/lp/$a60/$b60/$a60/$b60" && echo hi >"$TMP/lp/$a60/$b60/$a60/$b60/$f90"
+	check_fails "--tar: a path ustar cannot hold is an error" 'path or link target too long for ustar' "$OVNI" pack --tar -o "$TMP/lp2.tar.zst" "$TMP/lp"
+	[ ! -e "$TMP/lp2.tar.zst" ] && ok "no partial .tar.zst is left" || not_ok "no partial .tar.zst is left"
 else
 	ok "# SKIP --tar: no tar with --zstd or no zstd here"
 fi
