@@ -70,7 +70,8 @@ static inline uint8_t *last_of(struct last *l, const uint8_t hdr[4])
 	return l->pay[s];
 }
 
-/* dst = cur - prev, then prev = cur. */
+/* dst = cur - prev, then prev = cur. Fixed-size copies only: n is at
+ * most 16 and a call to memcpy per event would cost more than the work. */
 static inline void pay_diff(uint8_t *dst, const uint8_t *cur, uint8_t *prev, size_t n)
 {
 	size_t i = 0;
@@ -78,12 +79,14 @@ static inline void pay_diff(uint8_t *dst, const uint8_t *cur, uint8_t *prev, siz
 		uint32_t a, b;
 		memcpy(&a, cur + i, 4);
 		memcpy(&b, prev + i, 4);
+		memcpy(prev + i, &a, 4);
 		a -= b;
 		memcpy(dst + i, &a, 4);
 	}
-	for (; i < n; i++)
+	for (; i < n; i++) {
 		dst[i] = (uint8_t)(cur[i] - prev[i]);
-	memcpy(prev, cur, n);
+		prev[i] = cur[i];
+	}
 }
 
 /* dst = diff + prev, then prev = dst. */
@@ -96,10 +99,10 @@ static inline void pay_undiff(uint8_t *dst, const uint8_t *diff, uint8_t *prev, 
 		memcpy(&b, prev + i, 4);
 		a += b;
 		memcpy(dst + i, &a, 4);
+		memcpy(prev + i, &a, 4);
 	}
 	for (; i < n; i++)
-		dst[i] = (uint8_t)(diff[i] + prev[i]);
-	memcpy(prev, dst, n);
+		prev[i] = dst[i] = (uint8_t)(diff[i] + prev[i]);
 }
 
 #define CLOCK_ESCAPE 0xffffffffu /* the step is in the exception column */
