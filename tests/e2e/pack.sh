@@ -182,6 +182,12 @@ done
 	ok "dump, top and emu on the archive = on the directory, every golden trace ($n; $emu_ok emulated)" ||
 	not_ok "direct reading: $bad differences on $n golden traces ($emu_ok emulated)"
 
+# Unsorted streams (kernel kind) are sorted in memory by emu from the archive too.
+mkdir "$TMP/k1" "$TMP/k2"
+"$OVNI" emu -o "$TMP/k1" "$TMP/kern" 2>/dev/null && "$OVNI" emu -o "$TMP/k2" "$TMP/t1.ovnipack" 2>/dev/null &&
+	[ -s "$TMP/k2/thread.prv" ] && diff -r "$TMP/k1" "$TMP/k2" >/dev/null &&
+	ok "emu on a packed unsorted trace = on the directory" || not_ok "emu on a packed unsorted trace = on the directory"
+
 # Clock offsets come from the archive; emu needs -o; sort refuses.
 "$GEN" -n 2000 -t 2 -l 2 -k pause "$TMP/two" >/dev/null
 printf 'rank hostname offset_median offset_mean offset_std\n0 node0 0 0 0\n1 node1 7000 7000.0 1.0\n' >"$TMP/two/clock-offsets.txt"
