@@ -40,7 +40,10 @@ static int read_at(struct pack *p, void *buf, size_t n, uint64_t off, const char
 
 int pack_is_archive(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat pre;
+	if (stat(path, &pre) != 0 || !S_ISREG(pre.st_mode))
+		return 0; /* never open a FIFO: that would block */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	char m[8];
@@ -128,7 +131,7 @@ int pack_open(struct pack *p, const char *path)
 		msg_err("out of memory");
 		return -1;
 	}
-	if ((p->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	if ((p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
 		msg_err("%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}

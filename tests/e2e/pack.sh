@@ -132,6 +132,10 @@ rm "$TMP/evilx3/d"; mkdir "$TMP/evilx3/d"; ln -s "$TMP/elsewhere" "$TMP/evilx3/d
 check "--force replaces a link in the way" "$OVNI" unpack --force -C "$TMP/evilx3" "$TMP/evil4.ovnipack"
 [ -d "$TMP/evilx3/d/e" ] && [ ! -L "$TMP/evilx3/d/e" ] && ok "the link became the directory" || not_ok "the link became the directory"
 [ -z "$(ls "$TMP/elsewhere")" ] && ok "nothing was written through the link" || not_ok "nothing was written through the link"
+mkfifo "$TMP/fifo" && {
+	check_fails "a FIFO is not read as an archive (no hang)" 'fifo: offset 0: not a regular file' timeout 10 "$OVNI" pack --list "$TMP/fifo"
+	check_fails "dump does not hang on a FIFO" 'fifo: not a trace directory' timeout 10 "$OVNI" dump "$TMP/fifo"
+}
 check_fails "a directory is not an archive" 'not a regular file|cannot open' "$OVNI" unpack -C "$TMP/x" "$TMP/evil"
 check_fails "unpack without .ovnipack suffix needs -C" 'say where to extract with -C DIR' "$OVNI" unpack "$TMP/trunc"
 
