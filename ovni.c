@@ -16,6 +16,8 @@ static const struct command *const commands[] = {
 	&cmd_emu,
 	&cmd_sort,
 	&cmd_sync,
+	&cmd_record,
+	&cmd_lib,
 	NULL
 };
 

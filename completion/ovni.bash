@@ -9,6 +9,8 @@ _ovni_opts() {
 	emu) echo "-o -c -a -b -l --sort-mem" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	sort) echo "-c -n" ;;
+	record) echo "-o --tmpdir --events --loom --app-id" ;;
+	lib) echo "" ;;
 	events) echo "" ;;
 	esac
 }
@@ -45,6 +47,12 @@ _ovni() {
 	case $prev in
 	--stream|--mcv|--from|--to) return ;;
 	esac
+	if [ "$cmd" = record ]; then
+		case $prev in
+		--loom|--app-id) return ;;
+		--events) COMPREPLY=($(compgen -W "all ovni nanos6 nosv nodes tampi mpi openmp kernel" -- "$cur")); return ;;
+		esac
+	fi
 	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
 		return
 	fi
@@ -65,7 +73,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top events emu sort sync"
+	echo "dump top events emu sort sync record lib"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -4,7 +4,7 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version dump top events emu sort sync
+    printf '%s\n' help version dump top events emu sort sync record lib
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
@@ -76,3 +76,17 @@ complete -c ovnisort -s h -l help -d 'show the help'
 # events
 complete -c ovni -f -n __ovni_no_subcommand -a events -d 'print the catalogue of events of every model in Markdown'
 complete -c ovni -f -n '__fish_seen_subcommand_from events' -a 'nanos6 nodes kernel mpi ovni openmp tampi nosv' -d 'model'
+
+# record
+complete -c ovni -f -n __ovni_no_subcommand -a record -d 'run a program and record a runtime trace of it'
+complete -c ovni -n '__fish_seen_subcommand_from record' -s o -r -a '(__fish_complete_directories)' -d 'where the trace goes'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l tmpdir -r -a '(__fish_complete_directories)' -d 'write streams under DIR first'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l events -x -a 'all ovni nanos6 nosv nodes tampi mpi openmp kernel' -d 'models to record'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l loom -x -d 'loom name'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l app-id -x -d 'application id'
+complete -c ovni -n '__fish_seen_subcommand_from record' -s h -l help -d 'show the help'
+
+# lib
+complete -c ovni -f -n __ovni_no_subcommand -a lib -d 'write ovni.h and libovni.so to build against the libovni API'
+complete -c ovni -n '__fish_seen_subcommand_from lib' -r -a '(__fish_complete_directories)' -d 'directory'
+complete -c ovni -n '__fish_seen_subcommand_from lib' -s h -l help -d 'show the help'

@@ -1,0 +1,394 @@
+/* Record mode: `ovni record` preloads the shim with OVNI_RECORD_STATE set,
+ * and the shim traces the unmodified program. Each process gets a stream per
+ * thread (OHx when it starts, OHe when it ends), CPU placement (a thread
+ * pinned to one free CPU runs there, others on the virtual CPU), affinity
+ * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
+ * new image), and every exit path, fatal signals included. */
+#include "rt/rt.h"
+#include "rt/state.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int rt_record_mode;
+static struct rt_state *state;
+static _Atomic uint64_t next_tag = 1;
+static int has_rank, rank, nranks;
+
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP };
+
+/* ---- Placement ---- */
+
+static int cpu_index(int phyid)
+{
+	for (uint32_t i = 0; i < state->ncpus; i++)
+		if (state->phyid[i] == phyid)
+			return (int)i;
+	return -1;
+}
+
+/* The CPU index a thread whose affinity is set runs on: its only CPU if it
+ * is pinned and the CPU is free, else the virtual CPU (-1). */
+static int place(int tid, const cpu_set_t *set)
+{
+	if (CPU_COUNT(set) != 1)
+		return -1;
+	int phy = 0;
+	while (!CPU_ISSET(phy, set))
+		phy++;
+	int idx = cpu_index(phy);
+	if (idx < 0)
+		return -1;
+	int32_t free_slot = 0;
+	if (atomic_compare_exchange_strong(&state->owner[idx], &free_slot, tid) || free_slot == tid)
+		return idx;
+	return -1;
+}
+
+static void release(int idx, int tid)
+{
+	if (idx >= 0) {
+		int32_t mine = tid;
+		atomic_compare_exchange_strong(&state->owner[idx], &mine, 0);
+	}
+}
+
+static int place_self(int tid)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	return place(tid, &set);
+}
+
+/* ---- Thread lifecycle ---- */
+
+static void emit_execute(struct rt_thread *t, int creator, uint64_t tag)
+{
+	uint8_t p[16];
+	memcpy(p, &t->cpu, 4);
+	memcpy(p + 4, &creator, 4);
+	memcpy(p + 8, &tag, 8);
+	rt_emit_raw(t, "OHx", ovni_clock_now(), p, 16);
+}
+
+static void register_stream(int pid, int tid)
+{
+	uint32_t i = atomic_fetch_add(&state->nstreams, 1);
+	if (i < RT_STATE_MAXSTREAMS) {
+		state->streams[i].pid = pid;
+		state->streams[i].tid = tid;
+	}
+}
+
+/* A thread starts being traced: its stream, metadata, and OHx. */
+static void thread_begin(int creator, uint64_t tag, int resume)
+{
+	struct rt_thread *t = &rt_self;
+	int tid = rt_gettid();
+	rt_thread_start(t, tid, resume);
+	t->automatic = 1;
+	if (has_rank) {
+		t->has_rank = 1;
+		t->rank = rank;
+		t->nranks = nranks;
+	}
+	rt_meta_changed(t);
+	if (!resume) {
+		register_stream(rt_proc.pid, tid);
+		atomic_fetch_add(&state->nthreads, 1);
+	}
+	t->cpu = place_self(tid);
+	emit_execute(t, creator, tag);
+}
+
+/* The thread ends: OHe, then its CPU is free. Only system calls after the
+ * event: the fatal signal handler ends its thread too. */
+static void thread_finish(struct rt_thread *t)
+{
+	if (!t->ready || !t->automatic)
+		return;
+	rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
+	rt_thread_end(t);
+	release(t->cpu, t->tid);
+}
+
+int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev)
+{
+	return t->automatic && ev->header.model == 'O' &&
+	       (ev->header.category == 'H' || ev->header.category == 'A');
+}
+
+/* ---- Process ---- */
+
+/* The loom's CPUs, listed in the stream of the first thread of a process. */
+static void add_cpus(struct rt_thread *t)
+{
+	t->cpus = malloc(state->ncpus * sizeof(*t->cpus));
+	if (!t->cpus)
+		rt_die("ovni record", "out of memory");
+	for (uint32_t i = 0; i < state->ncpus; i++)
+		t->cpus[i] = (struct rt_cpu){ (int)i, state->phyid[i] };
+	t->ncpus = t->capcpus = state->ncpus;
+	rt_meta_changed(t);
+}
+
+static void proc_begin(int creator, int resume)
+{
+	struct rt_thread *t = &rt_self;
+	atomic_store(&rt_proc.state, RT_UNINIT);
+	const char *loom = getenv("OVNI_RECORD_LOOM");
+	const char *app = getenv("OVNI_RECORD_APPID");
+	ovni_proc_init(app ? atoi(app) : 1, loom ? loom : "unknown.0", getpid());
+	if (!resume)
+		atomic_fetch_add(&state->nprocs, 1);
+	thread_begin(creator, 0, resume);
+	add_cpus(t);
+}
+
+static int env_int(const char *name, int *v)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return -1;
+	char *end;
+	long n = strtol(s, &end, 10);
+	if (*end || n < 0 || n > 0x7fffffff)
+		return -1;
+	*v = (int)n;
+	return 0;
+}
+
+/* Rank and size from the launcher: Open MPI, PMIx, PMI, Slurm. */
+static void find_rank(void)
+{
+	static const char *const vars[][2] = {
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
+		{ "PMIX_RANK", "PMIX_SIZE" },
+		{ "PMI_RANK", "PMI_SIZE" },
+		{ "SLURM_PROCID", "SLURM_NTASKS" },
+		{ "SLURM_PROCID", "SLURM_NPROCS" },
+	};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		int r, n;
+		if (env_int(vars[i][0], &r) == 0 && env_int(vars[i][1], &n) == 0 && n > 0 && r < n) {
+			has_rank = 1;
+			rank = r;
+			nranks = n;
+			return;
+		}
+	}
+}
+
+static const struct {
+	const char *name;
+	char id;
+} models[] = {
+	{ "ovni", 'O' }, { "nanos6", '6' }, { "nosv", 'V' }, { "nodes", 'D' }, { "tampi", 'T' },
+	{ "mpi", 'M' }, { "openmp", 'P' }, { "kernel", 'K' },
+};
+
+/* OVNI_EVENTS: comma-separated model names, or "all". Unselected models
+ * are dropped in the slow path of ovni_ev_emit; the ovni model (threads)
+ * is always recorded. */
+static void select_events(void)
+{
+	const char *sel = getenv("OVNI_EVENTS");
+	rt_filter['O'] = RT_FILTER_CHECK;
+	if (!sel || !*sel || strcmp(sel, "all") == 0)
+		return;
+	for (int i = 0; i < 256; i++)
+		rt_filter[i] |= RT_FILTER_DROP;
+	rt_filter['O'] = RT_FILTER_CHECK;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", sel);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+			if (strcmp(tok, models[i].name) == 0)
+				rt_filter[(uint8_t)models[i].id] &= (uint8_t)~RT_FILTER_DROP;
+	}
+}
+
+/* ---- Signals ---- */
+
+static void on_fatal(int sig)
+{
+	int saved = errno;
+	thread_finish(&rt_self);
+	/* SA_RESETHAND restored the default action: the re-raised signal (or
+	 * the faulting instruction, run again) ends the process as before. */
+	raise(sig);
+	errno = saved;
+}
+
+static void catch_fatal_signals(void)
+{
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old, sa;
+		if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+			continue; /* ignored (nohup) or already handled: leave it */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_fatal;
+		sa.sa_flags = SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+/* ---- fork ---- */
+
+static __thread int fork_parent_tid;
+
+static void before_fork(void)
+{
+	fork_parent_tid = rt_self.tid;
+}
+
+/* The child is a new process; the parent's stream stays the parent's (its
+ * mapping was not inherited: MADV_DONTFORK). */
+static void after_fork_child(void)
+{
+	struct rt_thread *t = &rt_self;
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->win = t->pos = t->end = NULL;
+	t->ready = 0;
+	proc_begin(fork_parent_tid, 0);
+}
+
+/* ---- Start and end ---- */
+
+static struct rt_state *map_state(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	void *p = mmap(NULL, sizeof(struct rt_state), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	struct rt_state *s = p;
+	if (s->magic != RT_STATE_MAGIC || s->ncpus == 0 || s->ncpus > RT_STATE_MAXCPU) {
+		munmap(p, sizeof(*s));
+		return NULL;
+	}
+	return s;
+}
+
+/* OVNI_RECORD_RESUME=pid.tid: this image replaced one that was traced. */
+static int resuming(void)
+{
+	const char *s = getenv("OVNI_RECORD_RESUME");
+	if (!s)
+		return 0;
+	int pid = 0, tid = 0;
+	int r = sscanf(s, "%d.%d", &pid, &tid) == 2 && pid == getpid() && tid == rt_gettid();
+	unsetenv("OVNI_RECORD_RESUME");
+	return r;
+}
+
+__attribute__((constructor)) static void record_start(void)
+{
+	const char *path = getenv("OVNI_RECORD_STATE");
+	if (!path || !*path)
+		return;
+	state = map_state(path);
+	if (!state) {
+		rt_warn("ovni record: cannot use %s; this process is not traced\n", path);
+		return;
+	}
+	rt_record_mode = 1;
+	select_events();
+	find_rank();
+	proc_begin(-1, resuming());
+	pthread_atfork(before_fork, NULL, after_fork_child);
+	catch_fatal_signals();
+}
+
+/* exit() and return from main: the calling thread ends. Threads still
+ * running are cut here; `ovni record` ends their streams afterwards. */
+__attribute__((destructor)) static void record_end(void)
+{
+	if (rt_record_mode)
+		thread_finish(&rt_self);
+}
+
+RT_API void _exit(int status)
+{
+	if (rt_record_mode)
+		thread_finish(&rt_self);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+RT_API void _Exit(int status)
+{
+	_exit(status);
+}
+
+/* ---- pthread_create ---- */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	int creator;
+	uint64_t tag;
+};
+
+static void end_on_unwind(int *unused)
+{
+	(void)unused;
+	thread_finish(&rt_self);
+}
+
+/* Built with -fexceptions: the cleanup also runs when the thread leaves by
+ * pthread_exit or cancellation (both unwind the stack). */
+static void *thread_main(void *p)
+{
+	struct start s = *(struct start *)p;
+	free(p);
+	thread_begin(s.creator, s.tag, 0);
+	int guard __attribute__((cleanup(end_on_unwind))) = 0;
+	(void)guard;
+	return s.fn(s.arg);
+}
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static create_fn real;
+	if (!real)
+		real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	if (!real)
+		return EAGAIN;
+	struct rt_thread *t = &rt_self;
+	if (!rt_record_mode || !t->ready)
+		return real(th, attr, fn, arg);
+	struct start *s = malloc(sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	*s = (struct start){ fn, arg, t->tid, atomic_fetch_add(&next_tag, 1) };
+	uint8_t p[12];
+	int cpu = -1;
+	memcpy(p, &cpu, 4);
+	memcpy(p + 4, &s->tag, 8);
+	rt_emit_raw(t, "OHC", ovni_clock_now(), p, 12);
+	int r = real(th, attr, thread_main, s);
+	if (r != 0)
+		free(s);
+	return r;
+}
