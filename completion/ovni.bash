@@ -9,7 +9,7 @@ _ovni_opts() {
 	emu) echo "-o -c -a -b -l --sort-mem" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	sort) echo "-c -n" ;;
-	record) echo "-o --tmpdir --events --loom --app-id" ;;
+	record) echo "-o --tmpdir --events --loom --app-id --kernel --no-kernel" ;;
 	lib) echo "" ;;
 	events) echo "" ;;
 	esac

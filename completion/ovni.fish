@@ -84,6 +84,8 @@ complete -c ovni -n '__fish_seen_subcommand_from record' -l tmpdir -r -a '(__fis
 complete -c ovni -n '__fish_seen_subcommand_from record' -l events -x -a 'all ovni nanos6 nosv nodes tampi mpi openmp kernel' -d 'models to record'
 complete -c ovni -n '__fish_seen_subcommand_from record' -l loom -x -d 'loom name'
 complete -c ovni -n '__fish_seen_subcommand_from record' -l app-id -x -d 'application id'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l kernel -d 'record the context switches of every thread'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l no-kernel -d 'do not record context switches'
 complete -c ovni -n '__fish_seen_subcommand_from record' -s h -l help -d 'show the help'
 
 # lib

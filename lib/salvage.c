@@ -18,6 +18,7 @@ struct scan {
 	uint64_t events, end, last_clock;
 	char thread; /* last OH value: 0 none, 'x' 'e' 'p' 'r' 'c' 'w' */
 	int kernel_out; /* last kernel event was KCO */
+	int unordered; /* inside OU[ ... OU]: clocks may go back (--kernel) */
 };
 
 /* Walks whole events from the header; stops at the first byte that cannot
@@ -33,7 +34,7 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 		if ((e[0] & EV_FLAG_RESERVED) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
 			break;
 		memcpy(&clock, e + 4, 8);
-		if (clock < s->last_clock)
+		if (clock < s->last_clock && !s->unordered)
 			break;
 		if (e[0] & EV_FLAG_JUMBO) {
 			uint32_t j;
@@ -47,8 +48,11 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 		if (off + n > size)
 			break;
 		s->events++;
-		s->last_clock = clock;
-		if (e[1] == 'O' && e[2] == 'H')
+		if (clock > s->last_clock)
+			s->last_clock = clock;
+		if (e[1] == 'O' && e[2] == 'U')
+			s->unordered = e[3] == '[';
+		else if (e[1] == 'O' && e[2] == 'H')
 			s->thread = (char)e[3];
 		else if (e[1] == 'K' && e[2] == 'C')
 			s->kernel_out = e[3] == 'O';
@@ -62,6 +66,10 @@ static size_t closing_events(const struct scan *s, uint8_t *buf, uint64_t *count
 {
 	size_t n = 0;
 	*count = 0;
+	if (s->unordered) { /* cut inside a region: close it so it can be sorted */
+		n += ev_encode(buf + n, "OU]", s->last_clock, NULL, 0);
+		++*count;
+	}
 	if (s->kernel_out) {
 		n += ev_encode(buf + n, "KCI", s->last_clock, NULL, 0);
 		++*count;

@@ -47,13 +47,24 @@ int kswitch_open(struct kswitch *k, unsigned ring_pages)
 	if (fd < 0)
 		return -errno;
 	long page = sysconf(_SC_PAGESIZE);
-	size_t size = (size_t)page * (ring_pages + 1u);
-	void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	size_t size;
+	void *map;
+	/* the rings of all threads count against perf_event_mlock_kb and
+	 * RLIMIT_MEMLOCK: a smaller one beats none */
+	for (;;) {
+		size = (size_t)page * (ring_pages + 1u);
+		map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+		if (map != MAP_FAILED || ring_pages == 1 || (errno != EPERM && errno != ENOMEM))
+			break;
+		ring_pages /= 2;
+	}
 	if (map == MAP_FAILED) {
 		int err = errno;
 		close((int)fd);
+		k->mmap_failed = 1;
 		return -err;
 	}
+	madvise(map, size, MADV_DONTFORK); /* a forked child does not hold it */
 	const struct perf_event_mmap_page *meta = map;
 	k->fd = (int)fd;
 	k->map = map;
@@ -91,6 +102,7 @@ static void put(struct drain *d, int out, uint64_t clock)
 	}
 	d->emit(d->ctx, out ? "KCO" : "KCI", clock);
 	d->k->out = out;
+	d->k->last_out = out ? clock : d->k->last_out;
 	d->n++;
 }
 
@@ -123,8 +135,11 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 	}
 	/* release: the kernel may reuse the space once tail is stored */
 	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-	if (k->out) /* the switch-in was lost, but the thread runs now */
-		put(&d, 0, d.start);
+	/* The ring filled after a switch-out, so its switch-in was lost; the
+	 * thread came back before any event it wrote since, whose clocks are
+	 * unknown here: the earliest possible time is the only safe one. */
+	if (k->out)
+		put(&d, 0, k->last_out + 1);
 	if (d.opened)
 		emit(ctx, "OU]", now_ns());
 	k->nswitches += d.n;
@@ -137,6 +152,14 @@ void kswitch_close(struct kswitch *k)
 		return;
 	munmap(k->map, k->map_size);
 	close(k->fd);
+	k->fd = -1;
+	k->map = k->ring = NULL;
+}
+
+void kswitch_forget(struct kswitch *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
 	k->fd = -1;
 	k->map = k->ring = NULL;
 }
@@ -158,11 +181,14 @@ static int paranoid(void)
 	return v;
 }
 
-const char *kswitch_strerror(int err, char *buf, size_t n)
+const char *kswitch_strerror(const struct kswitch *k, int err, char *buf, size_t n)
 {
 	int e = err < 0 ? -err : err;
 	int p = paranoid();
-	if (e == EACCES || e == EPERM) {
+	if (k->mmap_failed) {
+		snprintf(buf, n, "cannot map a perf ring: %s (kernel.perf_event_mlock_kb and `ulimit -l` "
+			 "bound the rings of all threads)", strerror(e));
+	} else if (e == EACCES || e == EPERM) {
 		if (p > 2)
 			snprintf(buf, n, "perf_event_open: %s: kernel.perf_event_paranoid is %d, 2 or less "
 				 "is needed (or CAP_PERFMON)", strerror(e), p);

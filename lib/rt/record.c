@@ -4,6 +4,7 @@
  * pinned to one free CPU runs there, others on the virtual CPU), affinity
  * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
  * new image), and every exit path, fatal signals included. */
+#include "rt/kernel.h"
 #include "rt/rt.h"
 #include "rt/state.h"
 
@@ -112,6 +113,7 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 	}
 	t->cpu = place_self(tid);
 	emit_execute(t, creator, tag);
+	rt_kernel_begin(t, state);
 }
 
 /* The thread ends: OHe, then its CPU is free. Only system calls after the
@@ -120,6 +122,7 @@ static void thread_finish(struct rt_thread *t)
 {
 	if (!t->ready || !t->automatic)
 		return;
+	rt_kernel_end(t, state);
 	rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
 	rt_thread_end(t);
 	release(t->cpu, t->tid);
@@ -382,6 +385,7 @@ RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 	if (!s)
 		return EAGAIN;
 	*s = (struct start){ fn, arg, t->tid, atomic_fetch_add(&next_tag, 1) };
+	rt_kernel_drain(t);
 	uint8_t p[12];
 	int cpu = -1;
 	memcpy(p, &cpu, 4);

@@ -203,10 +203,10 @@ int main(void)
 	struct kswitch k;
 	int rc = kswitch_open(&k, 0);
 	if (rc != 0) {
-		printf("# skip: context switches cannot be recorded here: %s\n", kswitch_strerror(rc, why, sizeof(why)));
+		printf("# skip: context switches cannot be recorded here: %s\n", kswitch_strerror(&k, rc, why, sizeof(why)));
 		return 0;
 	}
-	CHECK(k.fd >= 0 && k.ring_size == 32u * (uint64_t)sysconf(_SC_PAGESIZE), "open maps a ring of 32 pages");
+	CHECK(k.fd >= 0 && k.ring_size == 64u * (uint64_t)sysconf(_SC_PAGESIZE), "open maps a ring of 64 pages");
 	static struct run quiet = { .what = "a drain right after another" };
 	kswitch_drain(&k, emit, &quiet);
 	quiet.nev = 0;
@@ -215,8 +215,11 @@ int main(void)
 	kswitch_close(&k);
 	CHECK(k.fd == -1 && kswitch_drain(&k, emit, &quiet) == 0, "a closed recorder drains nothing");
 	CHECK_INT(kswitch_open(&k, 3), -EINVAL, "a ring that is not a power of two is refused");
-	CHECK(strstr(kswitch_strerror(-EACCES, why, sizeof(why)), "perf_event_paranoid") != NULL,
+	CHECK(strstr(kswitch_strerror(&k, -EACCES, why, sizeof(why)), "perf_event_paranoid") != NULL,
 	      "a permission error names perf_event_paranoid: %s", why);
+	k.mmap_failed = 1;
+	CHECK(strstr(kswitch_strerror(&k, -EPERM, why, sizeof(why)), "ulimit -l") != NULL,
+	      "a ring that cannot be mapped names the locked-memory limits: %s", why);
 
 	static struct run sleep_run = { .what = "sleep 20 ms" }, pipe_run = { .what = "read from a pipe" },
 			  mutex_run = { .what = "wait for a mutex" }, over_run = { .what = "a full ring", .ring_pages = 1 };
