@@ -87,6 +87,8 @@ RT_API void ovni_proc_init(int app, const char *loom, int pid)
 	rt_proc.pid = pid;
 	strcpy(rt_proc.loom, loom);
 	rt_proc.clockid = CLOCK_MONOTONIC;
+	if (!rt_clock.use_tsc)
+		rt_clock_init();
 	const char *root = getenv("OVNI_TRACEDIR");
 	const char *tmp = getenv("OVNI_TMPDIR");
 	if ((size_t)snprintf(rt_proc.root, PATH_MAX, "%s", root && *root ? root : OVNI_TRACEDIR) >= PATH_MAX ||
@@ -304,13 +306,6 @@ RT_API void ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
 	ev->header.model = (uint8_t)mcv[0];
 	ev->header.category = (uint8_t)mcv[1];
 	ev->header.value = (uint8_t)mcv[2];
-}
-
-RT_API uint64_t ovni_clock_now(void)
-{
-	struct timespec ts;
-	clock_gettime(rt_proc.clockid, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 RT_API int ovni_payload_size(const struct ovni_ev *ev)

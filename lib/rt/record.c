@@ -26,6 +26,7 @@ int rt_record_mode;
 static struct rt_state *state;
 static _Atomic uint64_t next_tag = 1;
 static int has_rank, rank, nranks;
+static void save_env(void);
 
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP };
 
@@ -74,6 +75,47 @@ static int place_self(int tid)
 	return place(tid, &set);
 }
 
+/* ---- The threads of this process (for affinity changes of others) ---- */
+
+#define MAXREG 4096
+static struct {
+	_Atomic int tid;
+	pthread_t th;
+	struct rt_thread *t;
+} reg[MAXREG];
+
+static void reg_add(struct rt_thread *t)
+{
+	for (int i = 0; i < MAXREG; i++) {
+		int zero = 0;
+		if (atomic_load(&reg[i].tid) == 0 && atomic_compare_exchange_strong(&reg[i].tid, &zero, -1)) {
+			reg[i].th = pthread_self();
+			reg[i].t = t;
+			atomic_store(&reg[i].tid, t->tid);
+			return;
+		}
+	}
+}
+
+static void reg_del(int tid)
+{
+	for (int i = 0; i < MAXREG; i++)
+		if (atomic_load(&reg[i].tid) == tid) {
+			atomic_store(&reg[i].tid, 0);
+			return;
+		}
+}
+
+static struct rt_thread *reg_find(int tid, const pthread_t *th)
+{
+	for (int i = 0; i < MAXREG; i++) {
+		int x = atomic_load(&reg[i].tid);
+		if (x > 0 && (th ? pthread_equal(reg[i].th, *th) : x == tid))
+			return reg[i].t;
+	}
+	return NULL;
+}
+
 /* ---- Thread lifecycle ---- */
 
 static void emit_execute(struct rt_thread *t, int creator, uint64_t tag)
@@ -112,6 +154,7 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 		atomic_fetch_add(&state->nthreads, 1);
 	}
 	t->cpu = place_self(tid);
+	reg_add(t);
 	emit_execute(t, creator, tag);
 	rt_kernel_begin(t, state);
 }
@@ -125,7 +168,8 @@ static void thread_finish(struct rt_thread *t)
 	rt_kernel_end(t, state);
 	rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
 	rt_thread_end(t);
-	release(t->cpu, t->tid);
+	release(__atomic_load_n(&t->cpu, __ATOMIC_RELAXED), t->tid);
+	reg_del(t->tid);
 }
 
 int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev)
@@ -269,6 +313,7 @@ static void after_fork_child(void)
 	t->fd = -1;
 	t->win = t->pos = t->end = NULL;
 	t->ready = 0;
+	memset(reg, 0, sizeof(reg));
 	proc_begin(fork_parent_tid, 0);
 }
 
@@ -314,6 +359,7 @@ __attribute__((constructor)) static void record_start(void)
 		return;
 	}
 	rt_record_mode = 1;
+	save_env();
 	select_events();
 	find_rank();
 	proc_begin(-1, resuming());
@@ -394,5 +440,279 @@ RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 	int r = real(th, attr, thread_main, s);
 	if (r != 0)
 		free(s);
+	return r;
+}
+
+/* ---- Affinity ---- */
+
+/* Thread target (self when NULL or self) now has affinity set: new CPU,
+ * the old one given back, and OAs (own) or OAr (another thread). */
+static void moved(struct rt_thread *target, const cpu_set_t *set)
+{
+	struct rt_thread *self = &rt_self;
+	if (!self->ready || !target || !target->ready)
+		return;
+	int old = __atomic_load_n(&target->cpu, __ATOMIC_RELAXED);
+	int cpu = place(target->tid, set);
+	if (cpu != old)
+		release(old, target->tid);
+	__atomic_store_n(&target->cpu, cpu, __ATOMIC_RELAXED);
+	if (target == self) {
+		rt_emit_raw(self, "OAs", ovni_clock_now(), &cpu, 4);
+	} else {
+		uint8_t p[8];
+		memcpy(p, &cpu, 4);
+		memcpy(p + 4, &target->tid, 4);
+		rt_emit_raw(self, "OAr", ovni_clock_now(), p, 8);
+	}
+}
+
+/* Only the first size bytes of the mask are the caller's. */
+static void copy_set(cpu_set_t *dst, size_t size, const cpu_set_t *src)
+{
+	CPU_ZERO(dst);
+	memcpy(dst, src, size < sizeof(*dst) ? size : sizeof(*dst));
+}
+
+typedef int (*setaff_fn)(pid_t, size_t, const cpu_set_t *);
+
+RT_API int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask)
+{
+	static setaff_fn real;
+	if (!real)
+		real = (setaff_fn)dlsym(RTLD_NEXT, "sched_setaffinity");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	int r = real(pid, size, mask);
+	if (r == 0 && rt_record_mode) {
+		cpu_set_t set;
+		copy_set(&set, size, mask);
+		moved(pid == 0 || pid == rt_self.tid ? &rt_self : reg_find(pid, NULL), &set);
+	}
+	return r;
+}
+
+typedef int (*pthread_setaff_fn)(pthread_t, size_t, const cpu_set_t *);
+
+RT_API int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t *mask)
+{
+	static pthread_setaff_fn real;
+	if (!real)
+		real = (pthread_setaff_fn)dlsym(RTLD_NEXT, "pthread_setaffinity_np");
+	if (!real)
+		return ENOSYS;
+	int r = real(th, size, mask);
+	if (r == 0 && rt_record_mode) {
+		cpu_set_t set;
+		copy_set(&set, size, mask);
+		moved(pthread_equal(th, pthread_self()) ? &rt_self : reg_find(0, &th), &set);
+	}
+	return r;
+}
+
+/* ---- exec ---- */
+
+#define RESUME_VAR "OVNI_RECORD_RESUME"
+
+/* What a program-supplied environment must keep for the new image to be
+ * recorded too (captured at start, before the program changes anything). */
+static const char *const keep_vars[] = { "OVNI_RECORD_STATE", "OVNI_RECORD_LOOM", "OVNI_RECORD_APPID",
+					 "OVNI_TRACEDIR", "OVNI_TMPDIR", "OVNI_EVENTS", "LD_PRELOAD" };
+#define NKEEP (sizeof(keep_vars) / sizeof(keep_vars[0]))
+static char *keep_env[NKEEP];
+
+static void save_env(void)
+{
+	for (size_t i = 0; i < NKEEP; i++) {
+		const char *v = getenv(keep_vars[i]);
+		if (!v)
+			continue;
+		size_t n = strlen(keep_vars[i]) + strlen(v) + 2;
+		keep_env[i] = malloc(n);
+		if (keep_env[i])
+			snprintf(keep_env[i], n, "%s=%s", keep_vars[i], v);
+	}
+}
+
+static int is_var(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+/* envp with our variables put back and the resume mark set; NULL when
+ * nothing could be allocated (the exec then runs untraced). */
+static char **traced_env(char *const envp[], const char *resume)
+{
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	char **e = malloc((n + NKEEP + 2) * sizeof(*e));
+	if (!e)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_var(envp[i], RESUME_VAR))
+			e[k++] = envp[i];
+	for (size_t v = 0; v < NKEEP; v++) {
+		if (!keep_env[v])
+			continue;
+		size_t j = 0;
+		while (j < k && !is_var(e[j], keep_vars[v]))
+			j++;
+		if (j == k)
+			e[k++] = keep_env[v];
+	}
+	e[k++] = (char *)resume;
+	e[k] = NULL;
+	return e;
+}
+
+/* Before an exec: this image's part of the thread ends (the stream is
+ * complete even if the new image is not traced). 1 if it did. */
+static int exec_begin(char *resume, size_t n)
+{
+	struct rt_thread *t = &rt_self;
+	/* A vfork child shares our memory: leave the parent's stream alone. */
+	if (!rt_record_mode || !t->ready || !t->automatic || getpid() != rt_proc.pid)
+		return 0;
+	snprintf(resume, n, RESUME_VAR "=%d.%d", rt_proc.pid, t->tid);
+	thread_finish(t);
+	return 1;
+}
+
+/* The exec failed: the thread goes on in this image, same stream. */
+static void exec_failed(int began)
+{
+	if (!began)
+		return;
+	int saved = errno;
+	rt_self.finished = 0;
+	thread_begin(-1, 0, 1);
+	add_cpus(&rt_self);
+	errno = saved;
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+
+static int exec_env(const char *name, const char *path, char *const argv[], char *const envp[])
+{
+	execve_fn real = (execve_fn)dlsym(RTLD_NEXT, name);
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	char resume[64];
+	int began = exec_begin(resume, sizeof(resume));
+	char **e = began ? traced_env(envp, resume) : NULL;
+	int r = real(path, argv, e ? e : envp);
+	free(e);
+	exec_failed(began);
+	return r;
+}
+
+RT_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_env("execve", path, argv, envp);
+}
+
+RT_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_env("execvpe", file, argv, envp);
+}
+
+RT_API int execv(const char *path, char *const argv[])
+{
+	return exec_env("execve", path, argv, environ);
+}
+
+RT_API int execvp(const char *file, char *const argv[])
+{
+	return exec_env("execvpe", file, argv, environ);
+}
+
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+RT_API int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	fexecve_fn real = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	char resume[64];
+	int began = exec_begin(resume, sizeof(resume));
+	char **e = began ? traced_env(envp, resume) : NULL;
+	int r = real(fd, argv, e ? e : envp);
+	free(e);
+	exec_failed(began);
+	return r;
+}
+
+/* execl, execlp, execle: the arguments gathered, then as above. */
+static char **gather(const char *arg0, va_list ap, char *const **envp)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	size_t n = 1;
+	while (va_arg(cp, char *))
+		n++;
+	va_end(cp);
+	char **argv = malloc((n + 1) * sizeof(*argv));
+	if (!argv)
+		return NULL;
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(ap, char *);
+	if (envp)
+		*envp = va_arg(ap, char *const *);
+	return argv;
+}
+
+RT_API int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	char **argv = gather(arg, ap, NULL);
+	va_end(ap);
+	if (!argv) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int r = exec_env("execve", path, argv, environ);
+	free(argv);
+	return r;
+}
+
+RT_API int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	char **argv = gather(arg, ap, NULL);
+	va_end(ap);
+	if (!argv) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int r = exec_env("execvpe", file, argv, environ);
+	free(argv);
+	return r;
+}
+
+RT_API int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char *const *envp = NULL;
+	va_start(ap, arg);
+	char **argv = gather(arg, ap, &envp);
+	va_end(ap);
+	if (!argv) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int r = exec_env("execve", path, argv, envp);
+	free(argv);
 	return r;
 }

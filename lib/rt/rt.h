@@ -44,8 +44,9 @@ struct rt_proc {
 };
 
 struct rt_thread {
-	/* Hot: the free space of the mapped window. */
+	/* Hot: the free space of the mapped window, the clock anchor. */
 	uint8_t *pos, *end;
+	uint64_t clk_tsc, clk_ns, clk_last;
 	uint8_t *win; /* start of the window, file offset win_off */
 	uint64_t win_off;
 	size_t win_size;
@@ -64,7 +65,17 @@ struct rt_thread {
 	char final_dir[PATH_MAX]; /* where it ends (differs with OVNI_TMPDIR) */
 };
 
+/* The TSC clock (clock.c); window 0 sends every reading to the slow path. */
+struct rt_clock {
+	uint64_t mult; /* ns per TSC cycle, 32.32 fixed point */
+	uint64_t window; /* cycles between re-anchors (1 ms) */
+	uint64_t base_ns, base_tsc;
+	int use_tsc;
+};
+
 extern struct rt_proc rt_proc;
+extern struct rt_clock rt_clock;
+void rt_clock_init(void);
 extern __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
 /* Nonzero for a model byte that the fast path must not just copy: not
  * selected (dropped) or owned by record mode (checked in the slow path). */

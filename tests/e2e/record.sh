@@ -60,6 +60,90 @@ rm -rf "$TMP/t2"
 "$OVNI" record -o "$TMP/t2" -- "$TMP/threads" 2 7 >/dev/null 2>&1
 same "the recorder exits with the program's status" "$?" 7
 
+# --- Processes: fork, exec, nested exec, exit paths. ---
+$CC -O1 -pthread -o "$TMP/procs" "$SRC/procs.c" || not_ok "compile procs.c"
+# rec NAME ARGS...: records procs ARGS into $TMP/NAME; status in $rc.
+rec() {
+	name=$1; shift
+	rm -rf "$TMP/$name"
+	case $1 in
+	-*) opt1=$1 opt2=$2; shift 2 ;;
+	*) opt1=--app-id opt2=1 ;;
+	esac
+	"$OVNI" record -o "$TMP/$name" "$opt1" "$opt2" -- "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+rec fork "$TMP/procs" fork
+same "fork: exit status" "$rc" 0
+emu_ok "fork: ovni emu accepts the trace" "$TMP/fork"
+same "fork: two processes" "$(ls -d "$TMP"/fork/loom.*/proc.* | wc -l | tr -d ' ')" 2
+grep -q '2 processes, 2 threads' "$TMP/err" && ok "fork: summary counts both" || not_ok "fork: summary counts both"
+rec exec "$TMP/procs" exec 3
+same "exec: exit status" "$rc" 0
+emu_ok "exec: ovni emu accepts the trace" "$TMP/exec"
+same "exec: one stream for the thread across 3 execs" "$(find "$TMP/exec" -name stream.obs | wc -l | tr -d ' ')" 1
+same "exec: the thread runs in each of the 4 images" "$(count OHx "$TMP/exec")" 4
+same "exec: and stops before each exec and at the end" "$(count OHe "$TMP/exec")" 4
+rec forkexec "$TMP/procs" forkexec
+emu_ok "fork+exec: ovni emu accepts the trace" "$TMP/forkexec"
+same "fork+exec: the child's stream goes on in the exec'd program" "$(count OHx "$TMP/forkexec")" 3
+rec uexit "$TMP/procs" _exit
+same "_exit: status 5" "$rc" 5
+emu_ok "_exit: ovni emu accepts the trace" "$TMP/uexit"
+same "_exit: the thread ends" "$(count OHe "$TMP/uexit")" 1
+rec texit "$TMP/procs" threads-exit
+same "exit with a thread running: status" "$rc" 0
+emu_ok "exit with a thread running: ovni emu accepts the trace" "$TMP/texit"
+grep -q 'did not finish' "$TMP/err" && ok "exit with a thread running: the cut thread is named" ||
+	not_ok "exit with a thread running: the cut thread is named"
+
+# --- Crashes: same signal, same status, a trace ovni emu accepts. ---
+$CC -O0 -pthread -o "$TMP/crash" "$SRC/crash.c" || not_ok "compile crash.c"
+for k in segv:139 bus:135 fpe:136 ill:132 abort:134 term:143 int:130 hup:129 kill:137; do
+	how=${k%%:*} want=${k#*:}
+	rec "c-$how" "$TMP/crash" "$how"
+	same "crash $how: the program dies as it would (status $want)" "$rc" "$want"
+	emu_ok "crash $how: ovni emu accepts the trace" "$TMP/c-$how"
+	same "crash $how: both threads executed and ended" "$(count OHx "$TMP/c-$how") $(count OHe "$TMP/c-$how")" "2 2"
+done
+# Only SIGKILL cuts the main thread: the handler finished it otherwise.
+grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||
+	not_ok "crash kill: both threads named as cut"
+
+# --- CPU placement and affinity. ---
+if [ "$(nproc)" -ge 2 ]; then
+	$CC -O1 -pthread -o "$TMP/affinity" "$SRC/affinity.c" || not_ok "compile affinity.c"
+	rec aff "$TMP/affinity"
+	same "affinity: exit status" "$rc" 0
+	emu_ok "affinity: ovni emu accepts the trace (never two threads on one CPU)" "$TMP/aff"
+	"$OVNI" dump "$TMP/aff" >"$TMP/aff.txt" 2>/dev/null
+	grep -q 'OAs .*moves itself to CPU 0$' "$TMP/aff.txt" && ok "affinity: main pins itself to CPU 0" || not_ok "affinity: main pins itself to CPU 0"
+	same "affinity: threads created pinned to a taken CPU run on the virtual CPU" \
+		"$(grep -c 'OHx .*begins running on CPU -1; creator thread [1-9]' "$TMP/aff.txt")" 2
+	grep -q 'OAr .*to CPU 1$' "$TMP/aff.txt" && ok "affinity: moving another thread is OAr" || not_ok "affinity: moving another thread is OAr"
+	grep -q 'OAs .*moves itself to CPU -1$' "$TMP/aff.txt" && ok "affinity: unpinned, main goes to the virtual CPU" ||
+		not_ok "affinity: unpinned, main goes to the virtual CPU"
+else
+	echo "ok - # SKIP one CPU"
+fi
+
+# --- 64 threads x 1 million events through the API: none lost. ---
+BIG=$TMP
+[ -d /dev/shm ] && [ -w /dev/shm ] && BIG=$(mktemp -d /dev/shm/ovni-test-record.XXXXXX)
+avail=$(df -Pk "$BIG" | awk 'NR == 2 {print $4}')
+if [ "${avail:-0}" -gt 2000000 ] && "$OVNI" lib "$TMP/blib" 2>/dev/null &&
+	$CC -O2 -pthread -I"$TMP/blib" -o "$TMP/burst" "$SRC/burst.c" -L"$TMP/blib" -lovni; then
+	"$OVNI" record -o "$BIG/b" -- "$TMP/burst" 64 1000000 >/dev/null 2>"$TMP/err"
+	same "64 threads x 1M events: exit status" "$?" 0
+	same "64 threads x 1M events: every event is in the trace" \
+		"$("$OVNI" top "$BIG/b" 2>/dev/null | awk '$1 == "OB." {print $2}')" 64000000
+	grep -q ' 65 threads, 64000194 events' "$TMP/err" && ok "64 threads x 1M events: summary counts them" ||
+		{ not_ok "64 threads x 1M events: summary counts them"; cat "$TMP/err"; }
+else
+	echo "ok - # SKIP 64 x 1M events: less than 2 GB free in $BIG"
+fi
+[ "$BIG" != "$TMP" ] && rm -rf "$BIG"
+
 # --- Private shim directory. ---
 priv=$(TMPDIR=$TMP/priv sh -c 'mkdir -p "$TMPDIR"; "$1" record -o "$2" -- true 2>/dev/null; ls -d "$TMPDIR"/ovni-*' sh "$OVNI" "$TMP/t3")
 mode=$(stat -c %a "$priv" 2>/dev/null)
@@ -99,8 +183,28 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	emu_ok "api: ovni emu accepts the recorded trace" "$TMP/a2"
 	same "api: the program's own OHx is replaced by the recorder's" "$(count OHx "$TMP/a2")" 1
 	same "api: marks recorded" "$(count OM] "$TMP/a2")" 5
+	# --events: unselected models never reach the stream.
+	$CC -o "$TMP/models" "$SRC/models.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile models.c"
+	rec m-all "$TMP/models"
+	same "--events default: every model recorded" "$(count VTx "$TMP/m-all") $(count OM= "$TMP/m-all")" "1 1"
+	rec m-ovni --events ovni "$TMP/models"
+	same "--events ovni: nosv events dropped, marks kept" "$(count VTx "$TMP/m-ovni") $(count OM= "$TMP/m-ovni")" "0 1"
+	emu_ok "--events ovni: ovni emu accepts the trace" "$TMP/m-ovni"
+	rm -rf "$TMP/m-env"
+	OVNI_EVENTS=nosv "$OVNI" record -o "$TMP/m-env" -- "$TMP/models" >/dev/null 2>&1
+	same "OVNI_EVENTS=nosv: nosv events recorded" "$(count VTx "$TMP/m-env")" 1
+	check_fails "--events with an unknown model is refused" "no model 'bogus'" "$OVNI" record --events ovni,bogus -o "$TMP/m-bad" -- true
 else
 	not_ok "a program builds against ovni lib output"
 fi
+
+# --- --tmpdir: streams written there, moved at the end. ---
+rec tmpd --tmpdir "$TMP/scratch" "$TMP/threads" 2
+same "--tmpdir: exit status" "$rc" 0
+emu_ok "--tmpdir: ovni emu accepts the final trace" "$TMP/tmpd"
+same "--tmpdir: every stream moved to TRACEDIR" "$(find "$TMP/tmpd" -name stream.obs | wc -l | tr -d ' ')" 4
+same "--tmpdir: nothing left in the tmpdir" "$(find "$TMP/scratch" -name 'stream.*' | wc -l | tr -d ' ')" 0
+rec tmpk --tmpdir "$TMP/scratch2" "$TMP/crash" kill
+emu_ok "--tmpdir after SIGKILL: the streams are ended and moved" "$TMP/tmpk"
 
 done_testing
