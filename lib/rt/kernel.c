@@ -43,6 +43,7 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 		}
 		return;
 	}
+	ks.now = ovni_clock_now; /* the TSC-based clock of the thread's events */
 	atomic_fetch_add(&state->kernel_threads, 1);
 	ovni_thread_require("kernel", "1.0.0");
 	(void)t;

@@ -16,7 +16,7 @@
 #define SWITCH_SIZE (sizeof(struct perf_event_header) + 8)
 #define LOST_SIZE (sizeof(struct perf_event_header) + 3 * 8)
 
-static uint64_t now_ns(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -27,6 +27,7 @@ int kswitch_open(struct kswitch *k, unsigned ring_pages)
 {
 	memset(k, 0, sizeof(*k));
 	k->fd = -1;
+	k->now = mono_ns;
 	if (ring_pages == 0)
 		ring_pages = KSWITCH_RING_PAGES;
 	if (ring_pages & (ring_pages - 1))
@@ -114,7 +115,7 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 	/* acquire: the records before head are complete once head is read */
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
-	struct drain d = { k, emit, ctx, now_ns(), 0, 0 };
+	struct drain d = { k, emit, ctx, k->now(), 0, 0 };
 	while (head - tail >= sizeof(struct perf_event_header)) {
 		struct perf_event_header h;
 		ring_copy(k, tail, &h, sizeof(h));
@@ -141,7 +142,7 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 	if (k->out)
 		put(&d, 0, k->last_out + 1);
 	if (d.opened)
-		emit(ctx, "OU]", now_ns());
+		emit(ctx, "OU]", k->now());
 	k->nswitches += d.n;
 	return d.n;
 }

@@ -29,6 +29,11 @@ struct kswitch {
 	int mmap_failed; /* kswitch_open could open the event but not map its ring */
 	uint64_t lost; /* records the kernel dropped because the ring was full */
 	uint64_t nswitches; /* KCO + KCI written */
+	/* The clock of the thread's own events, for OU[ and OU]: a region must
+	 * not end before an event written before it. CLOCK_MONOTONIC unless
+	 * the caller sets another after kswitch_open (the shim's, which may
+	 * run a little ahead of the kernel's). */
+	uint64_t (*now)(void);
 };
 
 /* Writes one event of the calling thread: MCV and clock, no payload. */
