@@ -19,6 +19,7 @@ struct scan {
 	char thread; /* last OH value: 0 none, 'x' 'e' 'p' 'r' 'c' 'w' */
 	int kernel_out; /* last kernel event was KCO */
 	int unordered; /* inside OU[ ... OU]: clocks may go back (--kernel) */
+	uint64_t last_kco; /* clock of the last KCO */
 };
 
 /* Walks whole events from the header; stops at the first byte that cannot
@@ -56,6 +57,8 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 			s->thread = (char)e[3];
 		else if (e[1] == 'K' && e[2] == 'C')
 			s->kernel_out = e[3] == 'O';
+		if (e[1] == 'K' && e[2] == 'C' && e[3] == 'O')
+			s->last_kco = clock;
 		off += n;
 	}
 	s->end = off;
@@ -67,10 +70,13 @@ static size_t closing_events(const struct scan *s, uint8_t *buf, uint64_t *count
 	size_t n = 0;
 	*count = 0;
 	if (s->unordered) { /* cut inside a region: close it so it can be sorted */
+		if (s->kernel_out) { /* its switch-in is lost: the earliest safe time (lib/rt/kswitch.c) */
+			n += ev_encode(buf + n, "KCI", s->last_kco + 1, NULL, 0);
+			++*count;
+		}
 		n += ev_encode(buf + n, "OU]", s->last_clock, NULL, 0);
 		++*count;
-	}
-	if (s->kernel_out) {
+	} else if (s->kernel_out) {
 		n += ev_encode(buf + n, "KCI", s->last_clock, NULL, 0);
 		++*count;
 	}
