@@ -98,31 +98,50 @@ void chan_queue_grow(struct chan_queue *q, struct chan *c)
 
 static inline int run(struct chan *c, const struct chan_cbs *l)
 {
-	for (uint32_t i = 0; i < l->n; i++)
-		if (l->v[i].fn(c, l->v[i].arg) != 0)
+	if (l->fn(c, l->arg) != 0)
+		return -1;
+	for (uint32_t i = 0; i < l->nmore; i++)
+		if (l->more[i].fn(c, l->more[i].arg) != 0)
 			return -1;
 	return 0;
+}
+
+/* After a failed callback: the rest of the queue is flushed unseen. */
+static __attribute__((noinline, cold)) int abandon(struct chan_queue *q, size_t from)
+{
+	for (size_t i = from; i < q->n; i++)
+		chan_flush(q->v[i]);
+	q->n = 0;
+	q->err = 0;
+	return -1;
+}
+
+static __attribute__((noinline, cold)) int fail_queue(struct chan_queue *q)
+{
+	q->err = 0;
+	return failf("out of memory for the dirty channel queue");
 }
 
 int bay_propagate(struct bay *b)
 {
 	struct chan_queue *q = &b->q;
-	int rc = 0;
 	/* q->n grows while the dirty callbacks queue more channels */
-	for (size_t i = 0; i < q->n && rc == 0; i++)
-		if (q->v[i]->on_dirty.n)
-			rc = run(q->v[i], &q->v[i]->on_dirty);
-	/* emit callbacks only read their own channel: flush it right after */
 	for (size_t i = 0; i < q->n; i++) {
 		struct chan *c = q->v[i];
-		if (c->on_emit.n && rc == 0)
-			rc = run(c, &c->on_emit);
+		if (c->on_dirty.fn && run(c, &c->on_dirty) != 0)
+			return abandon(q, 0);
+	}
+	/* emit callbacks only read their own channel: flush it right after */
+	struct chan **v = q->v;
+	size_t n = q->n;
+	for (size_t i = 0; i < n; i++) {
+		struct chan *c = v[i];
+		if (c->on_emit.fn && run(c, &c->on_emit) != 0)
+			return abandon(q, i);
 		chan_flush(c);
 	}
 	q->n = 0;
-	if (q->err && rc == 0) {
-		q->err = 0;
-		rc = failf("out of memory for the dirty channel queue");
-	}
-	return rc;
+	if (q->err)
+		return fail_queue(q);
+	return 0;
 }

@@ -25,8 +25,8 @@ int chan_init(struct chan *c, enum chan_kind kind, const char *name)
 
 void chan_free(struct chan *c)
 {
-	free(c->on_dirty.v);
-	free(c->on_emit.v);
+	free(c->on_dirty.more);
+	free(c->on_emit.more);
 	free(c->stack);
 	if (c->fan)
 		free(c->fan->v);
@@ -50,6 +50,18 @@ int chan_fail_kind(const struct chan *c, const char *op)
 {
 	return failf("channel %s: cannot %s a %s channel", c->name, op,
 		     c->kind == CHAN_STACK ? "stack" : "single");
+}
+
+int chan_set_slow(struct chan *c, struct value v)
+{
+	if (c->kind != CHAN_SINGLE)
+		return chan_fail_kind(c, "set");
+	int r = chan_check_write(c, v);
+	if (r)
+		return r < 0 ? -1 : 0;
+	c->cur = v;
+	chan_touch(c);
+	return 0;
 }
 
 int chan_stack_grow(struct chan *c)
@@ -93,17 +105,22 @@ int chan_pop(struct chan *c, struct value expected)
 
 static int cbs_add(struct chan_cbs *l, chan_cb_fn fn, void *arg)
 {
-	if (l->n == l->cap) {
+	if (!l->fn) {
+		l->fn = fn;
+		l->arg = arg;
+		return 0;
+	}
+	if (l->nmore == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 2;
-		struct chan_cb *v = realloc(l->v, cap * sizeof(*v));
+		struct chan_cb *v = realloc(l->more, cap * sizeof(*v));
 		if (!v)
 			return -1;
-		l->v = v;
+		l->more = v;
 		l->cap = cap;
 	}
-	l->v[l->n].fn = fn;
-	l->v[l->n].arg = arg;
-	l->n++;
+	l->more[l->nmore].fn = fn;
+	l->more[l->nmore].arg = arg;
+	l->nmore++;
 	return 0;
 }
 

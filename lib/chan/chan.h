@@ -31,9 +31,13 @@ struct chan_cb {
 	void *arg;
 };
 
+/* The first callback inline (most channels have one or none), the rest
+ * in an array. */
 struct chan_cbs {
-	struct chan_cb *v;
-	uint32_t n, cap;
+	chan_cb_fn fn; /* NULL: no callback */
+	void *arg;
+	struct chan_cb *more;
+	uint32_t nmore, cap;
 };
 
 /* The mux inputs that pick a channel now, in the order they were set up:
@@ -108,15 +112,25 @@ static inline void chan_touch(struct chan *c)
 		chan_queue_grow(q, c);
 }
 
+/* The general case of chan_set: other kinds, second writes, duplicates. */
+int chan_set_slow(struct chan *c, struct value v);
+
+/* The common case inline: a first write of a new value, or of the same
+ * one when duplicates are allowed. */
 static inline int chan_set(struct chan *c, struct value v)
 {
-	if (c->kind != CHAN_SINGLE)
-		return chan_fail_kind(c, "set");
-	int r = chan_check_write(c, v);
-	if (r)
-		return r < 0 ? -1 : 0;
+	if (c->kind != CHAN_SINGLE || c->dirty ||
+	    (value_eq(v, c->last) && (c->flags & (CHAN_IGNORE_DUP | CHAN_ALLOW_DUP)) != CHAN_ALLOW_DUP))
+		return chan_set_slow(c, v);
 	c->cur = v;
-	chan_touch(c);
+	c->dirty = 1;
+	struct chan_queue *q = c->queue;
+	if (!q)
+		return 0;
+	if (q->n < q->cap)
+		q->v[q->n++] = c;
+	else
+		chan_queue_grow(q, c);
 	return 0;
 }
 

@@ -28,15 +28,16 @@ static int forward(struct mux *m)
 
 static uint64_t next_seq;
 
+/* Fans are short: a plain loop beats a call to memmove. */
 static void fan_remove(struct chan_fan *f, struct mux_input *in)
 {
-	for (size_t i = 0; i < f->n; i++) {
-		if (f->v[i] == in) {
-			memmove(f->v + i, f->v + i + 1, (f->n - i - 1) * sizeof(*f->v));
-			f->n--;
-			return;
-		}
-	}
+	size_t i = 0;
+	while (i < f->n && f->v[i] != in)
+		i++;
+	if (i == f->n)
+		return;
+	for (f->n--; i < f->n; i++)
+		f->v[i] = f->v[i + 1];
 }
 
 /* Keeps the fan in set-up order, the order the muxes would run in if each

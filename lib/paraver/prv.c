@@ -12,17 +12,17 @@
 
 struct prv_sink {
 	struct prv *prv;
-	struct prv_sink *next;
-	unsigned flags;
-	int type;
-	int has_last;
-	struct value last;
-	size_t headlen, typelen;
+	struct value last; /* kind -1 before the first write: equals no value */
+	int64_t add; /* 1 with PRV_NEXT */
+	int zero_kind; /* VALUE_INT64 if an integer 0 is an error, else -1 */
+	int64_t tail_value; /* what tail holds (>= 10 as unsigned); 0: nothing */
+	size_t headlen, typelen, taillen;
 	char head[32]; /* "2:0:1:1:<row>:" */
 	char typestr[16]; /* ":<type>:" */
-	int64_t memo_value; /* the last value of 2 or more digits written */
-	size_t memo_len;
-	char memo[24];
+	char tail[40]; /* ":<type>:<tail_value>\n" */
+	unsigned flags;
+	int type;
+	struct prv_sink *next;
 };
 
 /* Decimal digits of v (v >= 0). */
@@ -102,31 +102,29 @@ int prv_open(struct prv *p, const char *path, size_t nrows)
 }
 
 /* The last time formatted by any .prv: the thread and CPU traces write
- * lines at the same times, so each time is formatted once. */
+ * lines at the same times, so each time is formatted once. A pure function
+ * of time (it starts as 0, valid), shared by all. */
 static struct {
 	int64_t time;
+	uint64_t low; /* time % 10000 when time >= 10000 */
 	size_t len;
 	char buf[24];
-} last_time = { -1, 0, { 0 } };
+} tcache = { 0, 0, 1, "0" };
 
-static __attribute__((noinline)) void format_time(struct prv *p)
+static __attribute__((noinline)) void tcache_set(int64_t t)
 {
-	int64_t t = p->time;
-	if (last_time.time != t) {
-		/* events come close in time: often only the last 4 digits change */
-		if (last_time.time >= 10000 && t >= 10000 && t / 10000 == last_time.time / 10000) {
-			unsigned r = (unsigned)(t % 10000);
-			char *d = last_time.buf + last_time.len - 4;
-			memcpy(d, fmt_digits2 + 2 * (r / 100), 2);
-			memcpy(d + 2, fmt_digits2 + 2 * (r % 100), 2);
-		} else {
-			last_time.len = put_i64(last_time.buf, t);
-		}
-		last_time.time = t;
+	/* events come close in time: often only the last 4 digits change */
+	uint64_t low = tcache.low + ((uint64_t)t - (uint64_t)tcache.time);
+	if (tcache.time >= 10000 && low < 10000) {
+		char *d = tcache.buf + tcache.len - 4;
+		memcpy(d, fmt_digits2 + 2 * (low / 100), 2);
+		memcpy(d + 2, fmt_digits2 + 2 * (low % 100), 2);
+	} else {
+		tcache.len = put_i64(tcache.buf, t);
+		low = t >= 10000 ? (uint64_t)(t % 10000) : 0;
 	}
-	memcpy(p->tbuf, last_time.buf, sizeof(p->tbuf));
-	p->tlen = last_time.len;
-	p->time_ok = 1;
+	tcache.low = low;
+	tcache.time = t;
 }
 
 static __attribute__((noinline, cold)) int fail_dup(const struct chan *c, const struct prv_sink *s)
@@ -141,12 +139,6 @@ static __attribute__((noinline, cold)) int fail_zero(const struct chan *c, const
 	return failf("channel %s: value 0 is not allowed in Paraver type %d", c->name, s->type);
 }
 
-static __attribute__((noinline)) void remember(struct prv_sink *s, int64_t w)
-{
-	s->memo_len = put_i64(s->memo, w);
-	s->memo_value = w;
-}
-
 #define LINE_ROOM 128 /* a line is shorter; the buffer always has this room */
 
 static __attribute__((noinline)) int make_room(struct prv *p)
@@ -156,13 +148,38 @@ static __attribute__((noinline)) int make_room(struct prv *p)
 	return 0;
 }
 
-/* The hot path calls out only at the start (time and value digits, both
- * memoised), then writes the line straight into the buffer. */
-static int emit(struct chan *c, void *arg)
+/* Writes the line of w (tail holds it unless w < 10 as unsigned) with
+ * fixed-size copies: each piece's buffer is copied whole, then the end
+ * pointer moves by its length. */
+static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w)
 {
-	struct prv_sink *s = arg;
+	char *d = p->out.buf + p->out.len;
+	memcpy(d, s->head, sizeof(s->head));
+	d += s->headlen;
+	memcpy(d, tcache.buf, sizeof(tcache.buf));
+	d += tcache.len;
+	if ((uint64_t)w < 10) {
+		memcpy(d, s->typestr, sizeof(s->typestr));
+		d += s->typelen;
+		d[0] = (char)('0' + w);
+		d[1] = '\n';
+		d += 2;
+	} else {
+		memcpy(d, s->tail, sizeof(s->tail));
+		d += s->taillen;
+	}
+	p->out.len = (size_t)(d - p->out.buf);
+	if (p->out.cap - p->out.len < LINE_ROOM)
+		return make_room(p);
+	return 0;
+}
+
+/* Everything the fast path leaves out: repeated values, zeros, a new
+ * time, a new value of two or more digits. */
+static __attribute__((noinline)) int emit_slow(struct chan *c, struct prv_sink *s)
+{
 	struct value v = chan_read(c);
-	if (value_eq(v, s->last) && s->has_last && !(s->flags & PRV_EMITDUP)) {
+	if (value_eq(v, s->last) && !(s->flags & PRV_EMITDUP)) {
 		if (s->flags & PRV_SKIPDUP)
 			return 0;
 		if (!(s->flags & PRV_SKIPDUPNULL))
@@ -172,40 +189,51 @@ static int emit(struct chan *c, void *arg)
 	}
 	int64_t w = v.i; /* null holds 0 */
 	if (v.kind == VALUE_INT64) {
-		w += (s->flags & PRV_NEXT) != 0;
+		w += s->add;
 		if (w == 0 && !(s->flags & PRV_ZERO))
 			return fail_zero(c, s);
 	}
-	s->has_last = 1;
 	s->last = v;
 	struct prv *p = s->prv;
-	if (!p->time_ok)
-		format_time(p);
-	int small = (uint64_t)w < 10;
-	if (!small && (w != s->memo_value || !s->memo_len))
-		remember(s, w);
-
-	char *d = p->out.buf + p->out.len;
-	char *start = d;
-	memcpy(d, s->head, sizeof(s->head));
-	d += s->headlen;
-	memcpy(d, p->tbuf, sizeof(p->tbuf));
-	d += p->tlen;
-	memcpy(d, s->typestr, sizeof(s->typestr));
-	d += s->typelen;
-	if (small) {
-		*d++ = (char)('0' + w);
-	} else {
-		memcpy(d, s->memo, sizeof(s->memo));
-		d += s->memo_len;
+	if (p->time != tcache.time)
+		tcache_set(p->time);
+	if ((uint64_t)w >= 10 && w != s->tail_value) {
+		s->taillen = s->typelen + put_i64(s->tail + s->typelen, w);
+		s->tail[s->taillen++] = '\n';
+		s->tail_value = w;
 	}
-	*d++ = '\n';
-	p->out.len += (size_t)(d - start);
-	if (p->out.cap - p->out.len < LINE_ROOM)
-		return make_room(p);
-	return 0;
+	return put_line(p, s, w);
 }
 
+static int emit(struct chan *c, void *arg);
+
+/* The first line at a new time formats it for all. */
+static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv_sink *s)
+{
+	tcache_set(s->prv->time);
+	return emit(c, s);
+}
+
+/* The hot path: a new value at the time formatted last, either one digit
+ * or the sink's last value of more digits. A leaf but for tail calls. */
+static int emit(struct chan *c, void *arg)
+{
+	struct prv_sink *s = arg;
+	struct prv *p = s->prv;
+	struct value v = chan_read(c);
+	if (value_eq(v, s->last)) {
+		if (s->flags & PRV_SKIPDUP)
+			return 0;
+		return emit_slow(c, s);
+	}
+	if (p->time != tcache.time)
+		return emit_at_new_time(c, s);
+	int64_t w = v.i + (v.kind == VALUE_INT64 ? s->add : 0);
+	if ((w == 0 && v.kind == s->zero_kind) || ((uint64_t)w >= 10 && w != s->tail_value))
+		return emit_slow(c, s);
+	s->last = v;
+	return put_line(p, s, w);
+}
 int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags)
 {
 	if (row >= p->nrows)
@@ -216,8 +244,12 @@ int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned f
 	s->prv = p;
 	s->flags = flags;
 	s->type = type;
+	s->last.kind = -1;
+	s->add = (flags & PRV_NEXT) != 0;
+	s->zero_kind = flags & PRV_ZERO ? -1 : VALUE_INT64;
 	s->headlen = (size_t)snprintf(s->head, sizeof(s->head), "2:0:1:1:%zu:", row + 1);
 	s->typelen = (size_t)snprintf(s->typestr, sizeof(s->typestr), ":%d:", type);
+	memcpy(s->tail, s->typestr, sizeof(s->typestr));
 	s->next = p->sinks;
 	p->sinks = s;
 	if (chan_on_emit(c, emit, s) != 0)

@@ -26,25 +26,15 @@ struct prv {
 	char *path;
 	size_t nrows;
 	int64_t time;
-	int time_ok; /* tbuf holds time */
-	char tbuf[24];
-	size_t tlen;
 	struct prv_sink *sinks; /* all registrations, to free them */
 	int fd;
 };
-
 
 /* Creates (truncates) path and writes a header with duration 0. -1 after
  * a message. */
 int prv_open(struct prv *p, const char *path, size_t nrows);
 /* Sets the time of the next lines; never goes back. */
-static inline void prv_advance(struct prv *p, int64_t time)
-{
-	if (time != p->time) {
-		p->time = time;
-		p->time_ok = 0;
-	}
-}
+static inline void prv_advance(struct prv *p, int64_t time) { p->time = time; }
 /* Writes chan into row (0-based) as type. -1 after failf. */
 int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags);
 /* Flushes, rewrites the header with duration and closes. -1 after a
