@@ -13,7 +13,7 @@
 
 static int pipefd[2];
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int locker_ready;
+static atomic_int ready; /* threads about to wait */
 
 static void sleep_ms(long ms)
 {
@@ -42,6 +42,7 @@ static void *piper(void *arg)
 	(void)arg;
 	char c;
 	say("piper");
+	atomic_fetch_add(&ready, 1);
 	if (read(pipefd[0], &c, 1) != 1)
 		perror("read");
 	return NULL;
@@ -51,7 +52,7 @@ static void *locker(void *arg)
 {
 	(void)arg;
 	say("locker");
-	atomic_store(&locker_ready, 1);
+	atomic_fetch_add(&ready, 1);
 	pthread_mutex_lock(&mutex);
 	pthread_mutex_unlock(&mutex);
 	return NULL;
@@ -66,7 +67,7 @@ int main(void)
 	pthread_create(&t[0], NULL, sleeper, NULL);
 	pthread_create(&t[1], NULL, piper, NULL);
 	pthread_create(&t[2], NULL, locker, NULL);
-	while (!atomic_load(&locker_ready))
+	while (atomic_load(&ready) < 2)
 		sleep_ms(1);
 	sleep_ms(30);
 	pthread_mutex_unlock(&mutex);
