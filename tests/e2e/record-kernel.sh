@@ -64,4 +64,12 @@ check "--no-kernel: no kernel model required" sh -c "! grep -rq kernel --include
 check "--events without kernel records no switches" sh -c "! '$OVNI' dump '$TMP/e' | grep -q ' KCO '"
 "$OVNI" record --events ovni --kernel -o "$TMP/k" -- "$TMP/blocker" >/dev/null 2>&1
 check "--kernel records them even so" sh -c "'$OVNI' dump '$TMP/k' 2>/dev/null | grep -q ' KCO '"
+
+# SIGKILL: the switches drained before (at pthread_create) stay, and the
+# stream says it needs the kernel model even though the thread never ended.
+"$OVNI" record --tmpdir "$TMP/scratch" -o "$TMP/kill" -- "$TMP/blocker" kill >/dev/null 2>"$TMP/err"
+check "SIGKILL: the program dies by it" test $? -eq 137
+check "SIGKILL: the main thread's switches before pthread_create are there" sh -c "'$OVNI' dump '$TMP/kill' 2>/dev/null | grep -q ' KCO '"
+check "SIGKILL: its stream requires the kernel model" sh -c "grep -lq kernel \$(find '$TMP/kill' -name stream.json)"
+check "SIGKILL: ovni emu accepts the trace" "$OVNI" emu -o "$TMP" "$TMP/kill"
 done_testing

@@ -1,10 +1,13 @@
 /* A program whose threads leave their CPU on purpose, for recording with
  * `ovni record --kernel`: "sleeper" sleeps 3 x 20 ms, "piper" waits 30 ms
  * for a byte on a pipe, "locker" waits 30 ms for a mutex. Prints
- * "ROLE TID" for each, so a test can find their rows. */
+ * "ROLE TID" for each, so a test can find their rows. With "kill": main
+ * sleeps 20 ms, starts a sleeper and dies by SIGKILL 10 ms later. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,9 +61,15 @@ static void *locker(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t t[3];
+	if (argc > 1 && strcmp(argv[1], "kill") == 0) {
+		sleep_ms(20);
+		pthread_create(&t[0], NULL, sleeper, NULL);
+		sleep_ms(10);
+		raise(SIGKILL);
+	}
 	if (pipe(pipefd) != 0)
 		return 1;
 	pthread_mutex_lock(&mutex);
