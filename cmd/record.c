@@ -324,8 +324,8 @@ static void finish_trace(struct run *r, double elapsed)
 	free(list);
 	uint64_t lost = atomic_load(&s->kernel_lost);
 	if (lost)
-		msg_warn("%" PRIu64 " context switches were lost: a thread blocked more than %d times "
-			 "between two drains of its perf ring (thread creation and end)", lost / 2, 8192);
+		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
+			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
 	double mib = (double)bytes / (1024.0 * 1024.0);
 	msg_info("%u processes, %u threads, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
 		 atomic_load(&s->nprocs), threads, events, mib, elapsed,

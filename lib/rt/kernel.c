@@ -1,7 +1,8 @@
 /* Record mode with --kernel (OVNI_RECORD_KERNEL=1): the context switches of
  * every traced thread, from perf_event (kswitch.c). The recorder opens when
- * the thread starts, is drained when the thread creates a thread and when
- * it ends, and the thread then requires the kernel model. Where perf_event
+ * the thread starts and is drained when the thread creates a thread,
+ * changes its affinity, calls ovni_flush, execs and ends; the thread then
+ * requires the kernel model. Where perf_event
  * is forbidden, one notice per run and recording goes on without. */
 #include "rt/kernel.h"
 

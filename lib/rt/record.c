@@ -457,6 +457,7 @@ static void moved(struct rt_thread *target, const cpu_set_t *set)
 	if (cpu != old)
 		release(old, target->tid);
 	__atomic_store_n(&target->cpu, cpu, __ATOMIC_RELAXED);
+	rt_kernel_drain(self);
 	if (target == self) {
 		rt_emit_raw(self, "OAs", ovni_clock_now(), &cpu, 4);
 	} else {

@@ -72,4 +72,19 @@ check "SIGKILL: the program dies by it" test $? -eq 137
 check "SIGKILL: the main thread's switches before pthread_create are there" sh -c "'$OVNI' dump '$TMP/kill' 2>/dev/null | grep -q ' KCO '"
 check "SIGKILL: its stream requires the kernel model" sh -c "grep -lq kernel \$(find '$TMP/kill' -name stream.json)"
 check "SIGKILL: ovni emu accepts the trace" "$OVNI" emu -o "$TMP" "$TMP/kill"
+
+# A libovni program's ovni_flush also moves the switches to the stream.
+if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1; then
+	cat >"$TMP/flush.c" <<'C'
+#include <signal.h>
+#include <unistd.h>
+#include <ovni.h>
+int main(void) { usleep(20000); ovni_flush(); raise(SIGKILL); return 0; }
+C
+	"$CC" -I"$TMP/lib" -o "$TMP/flush" "$TMP/flush.c" -L"$TMP/lib" -lovni &&
+		"$OVNI" record -o "$TMP/f" -- "$TMP/flush" >/dev/null 2>&1
+	check "ovni_flush drains the switches (a SIGKILL right after keeps them)" \
+		sh -c "'$OVNI' dump '$TMP/f' 2>/dev/null | grep -q ' KCO '"
+	check "that trace is accepted by ovni emu" "$OVNI" emu -o "$TMP" "$TMP/f"
+fi
 done_testing
