@@ -14,7 +14,7 @@
 
 #include "rt/kswitch.h"
 
-static __thread struct kswitch ks __attribute__((tls_model("initial-exec"))) = { .fd = -1 };
+static __thread struct kswitch ks __attribute__((tls_model("initial-exec")));
 
 static void put(void *ctx, const char mcv[3], uint64_t clock)
 {
@@ -29,7 +29,7 @@ static int wanted(void)
 
 void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 {
-	if (ks.fd >= 0) /* a forked child's copy of its parent thread's recorder */
+	if (ks.map) /* a forked child's copy of its parent thread's recorder */
 		kswitch_forget(&ks);
 	if (!wanted())
 		return;
@@ -57,7 +57,7 @@ void rt_kernel_drain(struct rt_thread *t)
 
 void rt_kernel_end(struct rt_thread *t, struct rt_state *state)
 {
-	if (ks.fd < 0)
+	if (!ks.map)
 		return;
 	kswitch_drain(&ks, put, t);
 	atomic_fetch_add(&state->kernel_lost, ks.lost);

@@ -26,7 +26,6 @@ static uint64_t mono_ns(void)
 int kswitch_open(struct kswitch *k, unsigned ring_pages)
 {
 	memset(k, 0, sizeof(*k));
-	k->fd = -1;
 	k->now = mono_ns;
 	if (ring_pages == 0)
 		ring_pages = KSWITCH_RING_PAGES;
@@ -66,8 +65,10 @@ int kswitch_open(struct kswitch *k, unsigned ring_pages)
 		return -err;
 	}
 	madvise(map, size, MADV_DONTFORK); /* a forked child does not hold it */
+	/* The mapping keeps the event alive: no descriptor held for the whole
+	 * run, none for the program to close or reuse under us. */
+	close((int)fd);
 	const struct perf_event_mmap_page *meta = map;
-	k->fd = (int)fd;
 	k->map = map;
 	k->map_size = size;
 	/* data_offset and data_size are 0 before Linux 4.1: one page in, the rest */
@@ -109,7 +110,7 @@ static void put(struct drain *d, int out, uint64_t clock)
 
 size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 {
-	if (k->fd < 0)
+	if (!k->map)
 		return 0;
 	struct perf_event_mmap_page *meta = (struct perf_event_mmap_page *)k->map;
 	/* acquire: the records before head are complete once head is read */
@@ -149,19 +150,14 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 
 void kswitch_close(struct kswitch *k)
 {
-	if (k->fd < 0)
+	if (!k->map)
 		return;
 	munmap(k->map, k->map_size);
-	close(k->fd);
-	k->fd = -1;
 	k->map = k->ring = NULL;
 }
 
 void kswitch_forget(struct kswitch *k)
 {
-	if (k->fd >= 0)
-		close(k->fd);
-	k->fd = -1;
 	k->map = k->ring = NULL;
 }
 

@@ -19,8 +19,7 @@
 #define KSWITCH_RING_PAGES 64 /* data pages: 256 KiB, 8192 switches between drains */
 
 struct kswitch {
-	int fd; /* the perf event, -1 when not recording */
-	uint8_t *map; /* control page, then the ring */
+	uint8_t *map; /* control page, then the ring; NULL when not recording */
 	size_t map_size;
 	uint8_t *ring;
 	uint64_t ring_size; /* a power of two */
@@ -44,7 +43,8 @@ typedef void (*kswitch_emit_fn)(void *ctx, const char mcv[3], uint64_t clock);
  * refuse them). Returns 0, or -errno: -EACCES or -EPERM
  * when perf_event_paranoid, a missing capability or a container forbids
  * it, -ENOSYS, -ENOENT, -EINVAL or -EOPNOTSUPP when the kernel cannot do
- * it. k->fd is -1 after a failure, and every other call is then a no-op. */
+ * it. k->map is NULL after a failure, and every other call is then a
+ * no-op. No descriptor stays open: the mapping holds the event. */
 int kswitch_open(struct kswitch *k, unsigned ring_pages);
 
 /* Writes the switches recorded since the last drain through emit: OU[,
@@ -57,7 +57,7 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx);
 /* Stops recording (drain first to keep the last switches). */
 void kswitch_close(struct kswitch *k);
 /* In a forked child: drops the copy of the parent thread's recorder. Its
- * ring is not mapped in the child (MADV_DONTFORK), and whatever the child
+ * ring is not mapped in the child (MADV_DONTFORK): whatever the child
  * mapped since at that address is left alone. */
 void kswitch_forget(struct kswitch *k);
 
