@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "io/msg.h"
 #include "json.h"
 #include "stream.h"
+#include "trace.h"
 
 /* What the scan of a stream found. */
 struct scan {
@@ -235,4 +237,145 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 	out->bytes = s.end;
 	close(fd);
 	return rc;
+}
+
+static int copy_file(const char *src, const char *dst)
+{
+	FILE *in = fopen(src, "rb");
+	if (!in)
+		return -1;
+	FILE *out = fopen(dst, "wb");
+	int rc = out ? 0 : -1;
+	char buf[65536];
+	size_t r;
+	while (rc == 0 && (r = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, r, out) != r)
+			rc = -1;
+	if (ferror(in))
+		rc = -1;
+	fclose(in);
+	if (out && fclose(out) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* The file at dst: the same inode when possible (the reader never writes
+ * it), else a copy. */
+static int link_or_copy(const char *src, const char *dst, int must_copy)
+{
+	if (!must_copy && link(src, dst) == 0)
+		return 0;
+	if (copy_file(src, dst) != 0) {
+		msg_err("cannot copy %s to %s: %s", src, dst, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int mkpath(const char *path)
+{
+	char p[4200];
+	if (strlen(path) >= sizeof(p))
+		return -1;
+	strcpy(p, path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The CPUs of a loom, from any stream of it that lists them. */
+static void loom_cpus(const struct trace *t, const char *loom, int32_t **phyid, size_t *n)
+{
+	*phyid = NULL;
+	*n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct stream_meta *m = &t->streams[i].meta;
+		if (!m->has_cpus || !m->ncpus || !m->loom || strcmp(m->loom, loom) != 0)
+			continue;
+		*phyid = calloc(m->ncpus, sizeof(**phyid));
+		if (!*phyid)
+			die("out of memory");
+		for (size_t k = 0; k < m->ncpus; k++)
+			if (m->cpus[k].index >= 0 && (size_t)m->cpus[k].index < m->ncpus)
+				(*phyid)[m->cpus[k].index] = (int32_t)m->cpus[k].phyid;
+		*n = m->ncpus;
+		return;
+	}
+}
+
+static int salvage_one(const struct trace *t, const struct trace_stream *s, const char *dir)
+{
+	const struct stream_meta *m = &s->meta;
+	struct salvage_info in = { m->loom ? m->loom : "unknown.0", (int)m->pid, (int)m->tid,
+				   m->has_app_id ? (int)m->app_id : 1, m->has_rank, (int)m->rank, (int)m->nranks,
+				   NULL, 0 };
+	int32_t *phyid;
+	loom_cpus(t, in.loom, &phyid, &in.ncpus);
+	in.phyid = phyid;
+	struct salvage_result r;
+	int rc = salvage_stream(dir, &in, &r);
+	free(phyid);
+	return rc;
+}
+
+int salvage_copy(const char *path, const char *dst, size_t *ncut)
+{
+	struct trace t;
+	*ncut = 0;
+	if (trace_open(&t, path, 0) != 0)
+		return -1;
+	int rc = 0;
+	if (t.archive) {
+		msg_err("%s: a packed trace cannot be salvaged; unpack it first", path);
+		rc = -1;
+	}
+	for (size_t i = 0; rc == 0 && i < t.n; i++) {
+		const struct trace_stream *s = &t.streams[i];
+		char dir[4200], a[4300], b[4300];
+		snprintf(dir, sizeof(dir), "%s%s%s", dst, *s->relpath ? "/" : "", s->relpath);
+		if (mkpath(dir) != 0) {
+			msg_err("cannot create %s: %s", dir, strerror(errno));
+			rc = -1;
+			break;
+		}
+		int cut = !s->meta.finished;
+		static const char *const files[] = { "stream.obs", "stream.json" };
+		for (int k = 0; rc == 0 && k < 2; k++) {
+			snprintf(a, sizeof(a), "%s/%s", s->dir, files[k]);
+			snprintf(b, sizeof(b), "%s/%s", dir, files[k]);
+			rc = link_or_copy(a, b, cut);
+		}
+		if (rc == 0 && cut) {
+			rc = salvage_one(&t, s, dir);
+			++*ncut;
+			msg_warn("%s: unfinished: the thread is ended at its last event", s->obs_name);
+		}
+	}
+	char a[4300], b[4300];
+	snprintf(a, sizeof(a), "%s/clock-offsets.txt", path);
+	snprintf(b, sizeof(b), "%s/clock-offsets.txt", dst);
+	if (rc == 0 && access(a, F_OK) == 0)
+		rc = link_or_copy(a, b, 0);
+	trace_close(&t);
+	return rc;
+}
+
+static int remove_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(p);
+	return 0;
+}
+
+void salvage_remove(const char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

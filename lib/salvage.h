@@ -27,3 +27,12 @@ struct salvage_result {
 int salvage_stream(const char *dir, const struct salvage_info *in, struct salvage_result *out);
 
 #endif
+
+/* `ovni emu --salvage`: a copy of the trace at path in dst (a new empty
+ * directory) where every unfinished stream has been ended as above;
+ * finished streams are hard links (copies across file systems), the
+ * trace itself is never written. Names each cut stream in a warning and
+ * sets *ncut. 0, or -1 after a message. */
+int salvage_copy(const char *path, const char *dst, size_t *ncut);
+/* rm -r of a directory salvage_copy made. */
+void salvage_remove(const char *dir);

@@ -1,7 +1,6 @@
 /* The mpi model 'M' (spec emu.md 4.5): the MPI function each thread is
  * in. A stack without duplicates: a function cannot nest in itself. */
 #include "model/substack.h"
-#include "paraver/prv.h"
 
 /* Values in the reference's order (its .pcf lists them 1..49). */
 static const struct substack_ev evs[] = {
@@ -39,15 +38,10 @@ static const struct mchan_label labels[] = {
 	{ 0, NULL },
 };
 
-static const struct mchan_def def = {
-	.name = "function", .stack = 1, .type = 25, .prv_flags = PRV_SKIPDUP,
-	.th_track = TRACK_RUN, .cpu_track = TRACK_RUN,
-	.title = "MPI function", .labels = labels, .colors = CFG_CUSTOM,
-};
-
 static const struct substack_spec spec = {
-	.id = 'M', .def = &def, .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]),
-	.what = "mpi function",
+	.id = 'M', .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
+	.chan = "function", .type = 25, .th_track = TRACK_RUN,
+	.title = "MPI function", .what = "mpi function",
 };
 
 SUBSTACK_MODEL(emu_model_mpi, 'M', "mpi", "1.0.0", spec);

@@ -1,7 +1,6 @@
 /* The nodes model 'D' (spec emu.md 4.5): the subsystem of the NODES
  * runtime (nOS-V based OmpSs-2) each thread is in, a stack of regions. */
 #include "model/substack.h"
-#include "paraver/prv.h"
 
 static const struct substack_ev evs[] = {
 	{ "DR[", 1 }, { "DU[", 2 }, { "DW[", 3 }, { "DI[", 4 },
@@ -20,15 +19,10 @@ static const struct mchan_label labels[] = {
 	{ 0, NULL },
 };
 
-static const struct mchan_def def = {
-	.name = "subsystem", .stack = 1, .type = 30, .prv_flags = PRV_SKIPDUP,
-	.th_track = TRACK_ACT, .cpu_track = TRACK_RUN,
-	.title = "NODES subsystem", .labels = labels, .colors = CFG_CUSTOM,
-};
-
 static const struct substack_spec spec = {
-	.id = 'D', .def = &def, .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]),
-	.what = "nodes subsystem",
+	.id = 'D', .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
+	.chan = "subsystem", .type = 30, .th_track = TRACK_ACT,
+	.title = "NODES subsystem", .what = "nodes subsystem",
 };
 
 SUBSTACK_MODEL(emu_model_nodes, 'D', "nodes", "1.0.0", spec);

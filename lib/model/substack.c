@@ -7,6 +7,7 @@
 #include "chan/fail.h"
 #include "emu/sched.h"
 #include "io/msg.h"
+#include "paraver/prv.h"
 
 static uint8_t closing(uint8_t c)
 {
@@ -48,6 +49,7 @@ int substack_lint(const struct mchan *ch, size_t i, const char *what)
 
 struct substack {
 	const struct substack_spec *spec;
+	struct mchan_def def; /* from the spec */
 	struct mchan ch;
 	struct substack_map map;
 };
@@ -61,9 +63,14 @@ int substack_create(struct emu *e, const struct substack_spec *s)
 	}
 	e->mdata[(unsigned char)s->id] = st;
 	st->spec = s;
+	st->def = (struct mchan_def){
+		.name = s->chan, .stack = 1, .type = s->type, .prv_flags = PRV_SKIPDUP,
+		.th_track = s->th_track, .cpu_track = TRACK_RUN, .title = s->title,
+		.labels = s->labels, .colors = CFG_CUSTOM,
+	};
 	if (substack_map_init(&st->map, s->evs, s->nevs) != 0)
 		return -1;
-	return mchan_create(&st->ch, e, e->model[(unsigned char)s->id]->name, s->def, 1);
+	return mchan_create(&st->ch, e, e->model[(unsigned char)s->id]->name, &st->def, 1);
 }
 
 int substack_connect(struct emu *e, char id)

@@ -44,12 +44,17 @@ static inline int substack_apply(struct chan *c, int op)
  * thread and how many "what" (e.g. "tampi subsystem") are left. */
 int substack_lint(const struct mchan *ch, size_t i, const char *what);
 
-/* A model that is just one stack, on a Running thread. */
+/* A model that is just one stack channel (PRV_SKIPDUP, CPU rows RUN,
+ * colours per label), changed by a Running thread. */
 struct substack_spec {
 	char id;
-	const struct mchan_def *def; /* the channel */
 	const struct substack_ev *evs;
 	size_t nevs;
+	const struct mchan_label *labels; /* .pcf values */
+	const char *chan; /* channel and view name */
+	int type; /* Paraver event type */
+	int th_track; /* TRACK_ACT or TRACK_RUN */
+	const char *title; /* .pcf label before the track suffix */
 	const char *what; /* what the stack holds, singular, for messages */
 };
 

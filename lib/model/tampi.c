@@ -1,7 +1,6 @@
 /* The tampi model 'T' (spec emu.md 4.5): the subsystem of the Task-Aware
  * MPI library each thread is in, a stack of regions. */
 #include "model/substack.h"
-#include "paraver/prv.h"
 
 static const struct substack_ev evs[] = {
 	{ "TCi", 1 }, { "TGc", 2 }, { "TLi", 3 }, { "TLp", 4 }, { "TQa", 5 }, { "TQt", 6 },
@@ -25,15 +24,10 @@ static const struct mchan_label labels[] = {
 	{ 0, NULL },
 };
 
-static const struct mchan_def def = {
-	.name = "subsystem", .stack = 1, .type = 20, .prv_flags = PRV_SKIPDUP,
-	.th_track = TRACK_ACT, .cpu_track = TRACK_RUN,
-	.title = "TAMPI subsystem", .labels = labels, .colors = CFG_CUSTOM,
-};
-
 static const struct substack_spec spec = {
-	.id = 'T', .def = &def, .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]),
-	.what = "tampi subsystem",
+	.id = 'T', .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
+	.chan = "subsystem", .type = 20, .th_track = TRACK_ACT,
+	.title = "TAMPI subsystem", .what = "tampi subsystem",
 };
 
 SUBSTACK_MODEL(emu_model_tampi, 'T', "tampi", "1.0.0", spec);

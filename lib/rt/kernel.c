@@ -47,7 +47,7 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 	ks.now = ovni_clock_now; /* the TSC-based clock of the thread's events */
 	atomic_fetch_add(&state->kernel_threads, 1);
 	ovni_thread_require("kernel", "1.0.0");
-	rt_meta_write(t); /* on disk now: a killed thread is salvaged from it */
+	rt_meta_write_progress(t); /* on disk now: a killed thread is salvaged from it */
 }
 
 void rt_kernel_drain(struct rt_thread *t)

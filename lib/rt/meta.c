@@ -37,7 +37,8 @@ void rt_meta_init(struct rt_thread *t)
 	set(t, "ovni.app_id", json_new_number(rt_proc.app));
 }
 
-static char *render_final(struct rt_thread *t, size_t *len)
+/* The metadata with rank and CPUs, and "finished" when final. */
+static char *render(struct rt_thread *t, size_t *len, int final)
 {
 	struct json *m = json_copy(t->meta);
 	if (!m)
@@ -58,7 +59,8 @@ static char *render_final(struct rt_thread *t, size_t *len)
 		}
 		set(t, "ovni.loom_cpus", a);
 	}
-	set(t, "ovni.finished", json_new_number(1));
+	if (final)
+		set(t, "ovni.finished", json_new_number(1));
 	t->meta = saved;
 	char *s = json_write_pretty(m, len);
 	json_free(m);
@@ -70,7 +72,7 @@ static char *render_final(struct rt_thread *t, size_t *len)
 void rt_meta_changed(struct rt_thread *t)
 {
 	size_t len;
-	char *s = render_final(t, &len);
+	char *s = render(t, &len, 1);
 	char *old = t->final_json;
 	/* A crash handler reads the pointer once: swap, then free. */
 	__atomic_store_n(&t->final_len, len, __ATOMIC_RELAXED);
@@ -118,4 +120,12 @@ void rt_meta_write_final(struct rt_thread *t)
 	const char *s = __atomic_load_n(&t->final_json, __ATOMIC_ACQUIRE);
 	if (s)
 		write_text(t, s, __atomic_load_n(&t->final_len, __ATOMIC_RELAXED));
+}
+
+void rt_meta_write_progress(struct rt_thread *t)
+{
+	size_t len;
+	char *s = render(t, &len, 0);
+	write_text(t, s, len);
+	free(s);
 }

@@ -141,6 +141,11 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 {
 	struct rt_thread *t = &rt_self;
 	int tid = rt_gettid();
+	/* A cancellation point inside would leave a half-made stream. */
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	if (!resume)
+		register_stream(getpid(), tid);
 	rt_thread_start(t, tid, resume);
 	t->automatic = 1;
 	if (has_rank) {
@@ -149,14 +154,14 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 		t->nranks = nranks;
 	}
 	rt_meta_changed(t);
-	if (!resume) {
-		register_stream(rt_proc.pid, tid);
+	rt_meta_write_progress(t);
+	if (!resume)
 		atomic_fetch_add(&state->nthreads, 1);
-	}
 	t->cpu = place_self(tid);
 	reg_add(t);
 	emit_execute(t, creator, tag);
 	rt_kernel_begin(t, state);
+	pthread_setcancelstate(cancel, NULL);
 }
 
 /* The thread ends: OHe, then its CPU is free. Only system calls after the
@@ -190,6 +195,7 @@ static void add_cpus(struct rt_thread *t)
 		t->cpus[i] = (struct rt_cpu){ (int)i, state->phyid[i] };
 	t->ncpus = t->capcpus = state->ncpus;
 	rt_meta_changed(t);
+	rt_meta_write_progress(t);
 }
 
 static void proc_begin(int creator, int resume)

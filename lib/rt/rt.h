@@ -103,6 +103,8 @@ void rt_meta_init(struct rt_thread *t);
 void rt_meta_changed(struct rt_thread *t); /* re-render the final text */
 void rt_meta_write(struct rt_thread *t); /* the current (unfinished) metadata */
 void rt_meta_write_final(struct rt_thread *t); /* async-signal-safe */
+/* With rank and CPUs but not finished: what a salvage needs if we die. */
+void rt_meta_write_progress(struct rt_thread *t);
 
 /* api.c: the thread part of ovni_thread_init / ovni_thread_free. */
 void rt_thread_start(struct rt_thread *t, int tid, int resume);

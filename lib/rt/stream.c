@@ -22,6 +22,10 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need)
 		size *= 2;
 	if (ftruncate(t->fd, (off_t)(off + size)) != 0)
 		rt_die("rt_stream_grow", "cannot extend %s/stream.obs: %s", t->dir, strerror(errno));
+	/* The pages at once (cheaper than a fault each); also makes a full
+	 * disk an error here instead of a SIGBUS in the middle of an emit. */
+	if (fallocate(t->fd, 0, (off_t)off, (off_t)size) != 0 && errno != EOPNOTSUPP)
+		rt_die("rt_stream_grow", "cannot allocate %s/stream.obs: %s", t->dir, strerror(errno));
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, t->fd, (off_t)off);
 	if (p == MAP_FAILED)
 		rt_die("rt_stream_grow", "cannot map %s/stream.obs: %s", t->dir, strerror(errno));

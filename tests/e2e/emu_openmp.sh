@@ -62,6 +62,16 @@ check "breakdown view" grep -q '^window_filter_module evt_type 1 53$' "$d/cfg/cp
 rm -f "$d/openmp-breakdown.prv"
 check "no breakdown without -b" sh -c "'$OVNI' emu '$d' && test ! -e '$d/openmp-breakdown.prv'"
 
+# ---- every region event of the catalogue, each opened then closed ----
+lines=$("$OVNI" events openmp | sed -n 's/^| `\(P[A-Z][]A-Za-z[]\)` .*/\1/p' |
+	awk '{printf "ev %s %d\\n", $0, 200 + NR}')
+check "openmp: 62 region events in the catalogue" test "$(printf "$lines" | wc -l)" -eq 62
+d=$TMP/regions
+stream "$d" node0 1 7 "$REQ" '' 'header\n'"$OHX"'\n'"$lines"'ev OHe 9999\n' 100 00
+check "openmp: each opens or closes a subsystem (-l)" "$OVNI" emu -l "$d"
+check "openmp: 30 subsystems shown (not the spin wait)" \
+	sh -c "awk -F: '\$7 == 50 && \$8 != 0' '$d/thread.prv' | sort -t: -k8 -un | wc -l | grep -qx 30"
+
 # ---- bad input: one thread, type 1 declared, then LINES ----
 n=0
 bad() {

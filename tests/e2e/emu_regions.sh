@@ -51,6 +51,17 @@ printf '%s\n' '0 0' '310 3' '360 0' '370 3' '390 0' >"$TMP/want"
 rows "$d/thread.prv" 20 >"$TMP/got"
 check_same "tampi: the subsystem while Cooling and Warming too" "$TMP/got" "$TMP/want"
 
+# ---- every event of the catalogue, each region opened then closed ----
+for m in nodes:16 mpi:98 tampi:24; do
+	count=${m#*:} m=${m%:*}
+	lines=$("$OVNI" events $m | sed -n 's/^| `\([A-Z][A-Za-z]\)\(.\)` .*/\1\2/p' |
+		awk '{printf "ev %s %d\\n", $0, 200 + NR}')
+	trace "$lines"'ev OHe 9999\n'
+	check "$m: every event of 'ovni events $m' opens or closes a region (-l)" \
+		sh -c "'$OVNI' emu -l '$d' && test \$(grep -c ':[0-9]*:[0-9]*:[0-9]*\$' '$d/thread.prv') -gt $count"
+done
+check "tampi: 12 subsystems shown" sh -c "awk -F: '\$7 == 20 && \$8 != 0' '$d/thread.prv' | sort -t: -k8 -un | wc -l | grep -qx 12"
+
 # ---- bad input ----
 trace 'ev DR[ 200\nev DU] 300\nev DR] 400\nev OHe 500\n'
 check_fails "closing another region than the open one" \

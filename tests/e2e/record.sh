@@ -60,6 +60,16 @@ rm -rf "$TMP/t2"
 "$OVNI" record -o "$TMP/t2" -- "$TMP/threads" 2 7 >/dev/null 2>&1
 same "the recorder exits with the program's status" "$?" 7
 
+# --- Rank from the launcher's variables. ---
+rm -rf "$TMP/rank"
+SLURM_PROCID=1 SLURM_NTASKS=3 "$OVNI" record -o "$TMP/rank" --loom node7.job --app-id 4 -- "$TMP/threads" 1 >/dev/null 2>&1
+emu_ok "rank: ovni emu accepts the trace" "$TMP/rank"
+json=$(cat "$TMP"/rank/loom.node7.job/proc.*/thread.*/stream.json)
+for key in '"rank": 1' '"nranks": 3' '"app_id": 4' '"loom": "node7.job"'; do
+	n=$(printf '%s\n' "$json" | grep -c "$key")
+	same "rank: every stream has $key" "$n" 3
+done
+
 # --- Processes: fork, exec, nested exec, exit paths. ---
 $CC -O1 -pthread -o "$TMP/procs" "$SRC/procs.c" || not_ok "compile procs.c"
 # rec NAME ARGS...: records procs ARGS into $TMP/NAME; status in $rc.
@@ -109,6 +119,19 @@ done
 # Only SIGKILL cuts the main thread: the handler finished it otherwise.
 grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||
 	not_ok "crash kill: both threads named as cut"
+
+# --- The recorder killed too: ovni emu --salvage. ---
+rm -rf "$TMP/kk"
+"$OVNI" record -o "$TMP/kk" -- sh -c 'kill -9 $PPID; exec "$1" kill' sh "$TMP/crash" >/dev/null 2>&1
+sleep 1
+check_fails "recorder killed: plain ovni emu refuses the unfinished trace" "finished" "$OVNI" emu -o "$TMP/emu" "$TMP/kk"
+before=$(find "$TMP/kk" -type f -exec cksum {} + | sort)
+rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+"$OVNI" emu --salvage -o "$TMP/emu" "$TMP/kk" >"$TMP/out" 2>"$TMP/err"
+same "recorder killed: ovni emu --salvage plays the trace" "$?" 0
+same "recorder killed: --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
+same "recorder killed: --salvage leaves the trace untouched" "$(find "$TMP/kk" -type f -exec cksum {} + | sort)" "$before"
+[ -s "$TMP/emu/thread.prv" ] && ok "recorder killed: --salvage wrote the timelines" || not_ok "recorder killed: --salvage wrote the timelines"
 
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
