@@ -203,6 +203,9 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 	uint64_t size = (uint64_t)st.st_size;
 	struct scan s = { 0 };
 	s.end = STREAM_HEADER_SIZE;
+	uint8_t hdr[STREAM_HEADER_SIZE];
+	stream_header(hdr);
+	int header_ok = 0; /* a thread killed while its stream was made leaves zeros */
 	if (size >= STREAM_HEADER_SIZE) {
 		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p == MAP_FAILED) {
@@ -211,16 +214,16 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 			return -1;
 		}
 		scan(p, size, &s);
+		header_ok = memcmp(p, hdr, sizeof(hdr)) == 0;
 		munmap(p, size);
 	}
 	int finished = is_finished(dir);
 	int rc = 0;
 	if (!finished) {
-		uint8_t hdr[STREAM_HEADER_SIZE], tail[128];
-		stream_header(hdr);
+		uint8_t tail[128];
 		uint64_t added;
 		size_t n = closing_events(&s, tail, &added);
-		if ((size < STREAM_HEADER_SIZE && pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) ||
+		if ((!header_ok && pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) ||
 		    ftruncate(fd, (off_t)s.end) != 0 || pwrite(fd, tail, n, (off_t)s.end) != (ssize_t)n) {
 			msg_err("%s: cannot repair: %s", path, strerror(errno));
 			rc = -1;

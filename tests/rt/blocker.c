@@ -2,7 +2,7 @@
  * `ovni record --kernel`: "sleeper" sleeps 3 x 20 ms, "piper" waits 30 ms
  * for a byte on a pipe, "locker" waits 30 ms for a mutex. Prints
  * "ROLE TID" for each, so a test can find their rows. With "kill": main
- * sleeps 20 ms, starts a sleeper and dies by SIGKILL 10 ms later. */
+ * sleeps 20 ms, starts a sleeper and dies by SIGKILL 10 ms into its sleep. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -35,6 +35,7 @@ static void *sleeper(void *arg)
 {
 	(void)arg;
 	say("sleeper");
+	atomic_fetch_add(&ready, 1);
 	for (int i = 0; i < 3; i++)
 		sleep_ms(20);
 	return NULL;
@@ -67,6 +68,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "kill") == 0) {
 		sleep_ms(20);
 		pthread_create(&t[0], NULL, sleeper, NULL);
+		while (atomic_load(&ready) < 1) /* its stream is made: killed mid-sleep */
+			sleep_ms(1);
 		sleep_ms(10);
 		raise(SIGKILL);
 	}
@@ -76,7 +79,7 @@ int main(int argc, char **argv)
 	pthread_create(&t[0], NULL, sleeper, NULL);
 	pthread_create(&t[1], NULL, piper, NULL);
 	pthread_create(&t[2], NULL, locker, NULL);
-	while (atomic_load(&ready) < 2)
+	while (atomic_load(&ready) < 3)
 		sleep_ms(1);
 	sleep_ms(30);
 	pthread_mutex_unlock(&mutex);

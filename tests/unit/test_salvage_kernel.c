@@ -1,7 +1,8 @@
 /* salvage_stream on streams recorded with --kernel: the clocks of an
  * unordered region (OU[ ... OU]) go back without that being the end of the
  * stream, and a stream cut inside a region gets the region closed (and a
- * lost switch-in written) so that ovni sort makes it a valid stream. */
+ * lost switch-in written) so that ovni sort makes it a valid stream. And a
+ * stream left as zeros by a thread killed while starting gets a header. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,14 @@ int main(void)
 	salvage(&b, &res);
 	events_of(got, sizeof(got));
 	CHECK_STR(got, "OHx@100 OB.@200 OHe@200", "outside regions the stream still ends at a backward clock");
+
+	/* Killed while its stream was being made: the window is all zeros. */
+	b.len = 0;
+	uint8_t zeros[64] = { 0 };
+	mb_bytes(&b, zeros, sizeof(zeros));
+	salvage(&b, &res);
+	events_of(got, sizeof(got));
+	CHECK_STR(got, "OHx@0 OHe@0", "a stream of zeros gets its header and the thread's OHx and OHe");
 
 	free(b.data);
 	char cmd[128];
