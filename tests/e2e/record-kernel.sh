@@ -87,4 +87,15 @@ C
 		sh -c "'$OVNI' dump '$TMP/f' 2>/dev/null | grep -q ' KCO '"
 	check "that trace is accepted by ovni emu" "$OVNI" emu -o "$TMP" "$TMP/f"
 fi
+
+# Refused (as perf_event_paranoid 3 would): one notice for all threads,
+# and a trace without switches that needs no sort.
+OVNI_RECORD_TEST_KERNEL_DENY=1 "$OVNI" record -o "$TMP/d" -- "$TMP/blocker" >/dev/null 2>"$TMP/err"
+check "refused: the program runs to the end" test $? -eq 0
+check "refused: exactly one notice for 4 threads" test "$(grep -c 'context switches are not recorded' "$TMP/err")" -eq 1
+check "refused: the notice says why (perf_event_paranoid) and that recording goes on" \
+	grep -q 'not recorded: perf_event_open: Permission denied: .*perf_event_paranoid.*recording goes on without them' "$TMP/err"
+check "refused: the streams are in order" "$OVNI" sort -c "$TMP/d"
+check "refused: no thread requires the kernel model" sh -c "! grep -rq kernel --include=stream.json '$TMP/d'"
+check "refused: ovni emu accepts the trace" "$OVNI" emu -o "$TMP" "$TMP/d"
 done_testing
