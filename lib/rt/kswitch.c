@@ -132,14 +132,17 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 		} else if (h.type == PERF_RECORD_LOST && h.size == LOST_SIZE) {
 			ring_copy(k, tail, rec, LOST_SIZE);
 			k->lost += rec[2];
+			if (k->out) /* its switch-in is among the lost */
+				put(&d, 0, k->last_out + 1);
 		}
 		tail += h.size;
 	}
 	/* release: the kernel may reuse the space once tail is stored */
 	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-	/* The ring filled after a switch-out, so its switch-in was lost; the
-	 * thread came back before any event it wrote since, whose clocks are
-	 * unknown here: the earliest possible time is the only safe one. */
+	/* The ring filled after a switch-out, so its switch-in was lost (the
+	 * kernel says so only later): the thread came back before any event
+	 * it wrote since, whose clocks are unknown here, so the earliest
+	 * possible time is the only safe one. */
 	if (k->out)
 		put(&d, 0, k->last_out + 1);
 	if (d.opened)

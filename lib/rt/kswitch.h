@@ -50,8 +50,9 @@ int kswitch_open(struct kswitch *k, unsigned ring_pages);
 /* Writes the switches recorded since the last drain through emit: OU[,
  * then KCO/KCI with the kernel's clocks, alternating, then OU] (OU[ and
  * OU] at the current time). Nothing when no switch happened. Records lost
- * to a full ring cannot break the pairs: a switch-in lost after the last
- * switch-out is written 1 ns after it. Returns the KCO/KCI written. */
+ * to a full ring cannot break the pairs: a switch-in lost after a
+ * switch-out is written 1 ns after it (no event of the thread can fall
+ * inside a made-up interval). Returns the KCO/KCI written. */
 size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx);
 
 /* Stops recording (drain first to keep the last switches). */
