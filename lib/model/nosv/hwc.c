@@ -68,7 +68,7 @@ static int add_counters(struct nosv_hwc *h, const char *file, const struct json 
 /* Another thread's list must be the same. */
 static int same_counters(const struct nosv_hwc *h, const char *file, const struct json *hwc, const char *first)
 {
-	char why[2600]; /* room for the names and the first file path (gcc -O1 format-truncation) */
+	char why[4096]; /* three names of up to 1023 bytes */
 	if (hwc->u.obj.n != h->n) {
 		snprintf(why, sizeof(why), "nosv.hwc: %zu counters here but %zu in %s", hwc->u.obj.n, h->n, first);
 		return bad(file, hwc, why);
