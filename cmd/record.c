@@ -279,10 +279,12 @@ static void finish_trace(struct run *r, double elapsed)
 	memcpy(list, s->streams, n * sizeof(*list));
 	qsort(list, n, sizeof(*list), cmp_stream);
 	uint64_t events = 0, bytes = 0;
-	uint32_t threads = 0, cut = 0;
+	uint32_t threads = 0, cut = 0, procs = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (i > 0 && cmp_stream(&list[i], &list[i - 1]) == 0)
 			continue;
+		if (i == 0 || list[i].pid != list[i - 1].pid)
+			procs++;
 		char final[PATH_MAX + 1100], tmp[PATH_MAX + 1100];
 		const char *rel = "loom.%s/proc.%d/thread.%d";
 		char relp[1024];
@@ -327,8 +329,8 @@ static void finish_trace(struct run *r, double elapsed)
 		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
 			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
 	double mib = (double)bytes / (1024.0 * 1024.0);
-	msg_info("%u processes, %u threads, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
-		 atomic_load(&s->nprocs), threads, events, mib, elapsed,
+	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
+		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,
 		 cut ? " (some threads cut, see above)" : "", r->tracedir);
 }
 
@@ -346,10 +348,15 @@ static int launch(struct run *r, char **argv)
 		msg_err("%s: command not found", argv[0]);
 		return 127;
 	}
-	int st = elf_is_static(prog);
+	char interp[256];
+	int st = elf_is_static(prog, interp, sizeof(interp));
 	if (st == 1) {
 		msg_err("%s: statically linked: the libovni shim can only be preloaded into dynamically linked programs; link it dynamically to record it",
 			prog);
+		return 1;
+	}
+	if (strstr(interp, "musl")) {
+		msg_err("%s: linked against musl (%s): the libovni shim needs a glibc program", prog, interp);
 		return 1;
 	}
 	char shimdir[PATH_MAX], state_path[PATH_MAX], lib[PATH_MAX + 32];

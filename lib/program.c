@@ -30,8 +30,10 @@ int elf_find_program(const char *name, char *path, size_t n)
 	return -1;
 }
 
-int elf_is_static(const char *path)
+int elf_is_static(const char *path, char *interp, size_t n)
 {
+	if (n)
+		interp[0] = '\0';
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -51,6 +53,11 @@ int elf_is_static(const char *path)
 		}
 		if (ph.p_type == PT_INTERP) {
 			r = 0;
+			if (ph.p_filesz > 0 && ph.p_filesz < n &&
+			    pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
+				interp[ph.p_filesz - 1] = '\0';
+			else if (n)
+				interp[0] = '\0';
 			break;
 		}
 	}

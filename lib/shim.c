@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "io/msg.h"
@@ -45,16 +46,38 @@ static int open_own_dir(int at, const char *name, const char *shown)
 	return fd;
 }
 
+/* A directory the dynamic linker can map code from (not mounted noexec)
+ * and whose path LD_PRELOAD can hold (no space or colon). */
+static int usable_parent(const char *dir)
+{
+	struct statvfs sv;
+	if (!dir || *dir != '/' || strpbrk(dir, " :") || access(dir, W_OK | X_OK) != 0)
+		return 0;
+	return statvfs(dir, &sv) == 0 && !(sv.f_flag & ST_NOEXEC);
+}
+
 int shim_private_dir(char *path, size_t n)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	const char *tmp = getenv("TMPDIR");
-	int len;
-	if (xdg && *xdg == '/' && access(xdg, W_OK | X_OK) == 0)
+	const char *home = getenv("HOME");
+	char cache[4096] = "";
+	int len = -1;
+	if (home && *home == '/')
+		snprintf(cache, sizeof(cache), "%s/.cache", home);
+	if (!tmp || *tmp != '/')
+		tmp = "/tmp";
+	if (usable_parent(xdg))
 		len = snprintf(path, n, "%s/ovni", xdg);
-	else
-		len = snprintf(path, n, "%s/ovni-%u", tmp && *tmp == '/' ? tmp : "/tmp", (unsigned)getuid());
-	if (len < 0 || (size_t)len >= n) {
+	else if (usable_parent(tmp))
+		len = snprintf(path, n, "%s/ovni-%u", tmp, (unsigned)getuid());
+	else if ((mkdir(cache, 0700) == 0 || errno == EEXIST) && usable_parent(cache))
+		len = snprintf(path, n, "%s/ovni", cache);
+	if (len < 0) {
+		msg_err("no directory to put the shim in: $XDG_RUNTIME_DIR, $TMPDIR (or /tmp) and ~/.cache are missing, noexec or not writable");
+		return -1;
+	}
+	if ((size_t)len >= n) {
 		msg_err("private directory path too long");
 		return -1;
 	}

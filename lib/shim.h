@@ -7,8 +7,10 @@
 #include <stddef.h>
 
 /* The user's private directory (mode 0700, owned by the user, not a
- * symlink): $XDG_RUNTIME_DIR/ovni, else ${TMPDIR:-/tmp}/ovni-<uid>. Returns an
- * open directory fd and its path in path, or -1 after a message. */
+ * symlink): $XDG_RUNTIME_DIR/ovni, else ${TMPDIR:-/tmp}/ovni-<uid>, else
+ * ~/.cache/ovni, the first on a file system that allows executing code.
+ * Returns an open directory fd and its path in path, or -1 after a
+ * message. */
 int shim_private_dir(char *path, size_t n);
 
 /* Makes sure DIR/libovni.so.1 holds the embedded shim, DIR being a

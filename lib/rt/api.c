@@ -61,6 +61,39 @@ RT_API void ovni_version_get(const char **version, const char **commit)
 		*commit = "ovni-record-" OVNI_VERSION;
 }
 
+/* ---- Event kinds ---- */
+
+static const struct {
+	const char *name;
+	char id;
+} models[] = {
+	{ "ovni", 'O' }, { "nanos6", '6' }, { "nosv", 'V' }, { "nodes", 'D' }, { "tampi", 'T' },
+	{ "mpi", 'M' }, { "openmp", 'P' }, { "kernel", 'K' },
+};
+
+/* OVNI_EVENTS: comma-separated model names, or "all". Unselected models
+ * are dropped in the slow path of ovni_ev_emit; the ovni model (threads)
+ * is always recorded, and in record mode its thread events are checked
+ * there too. */
+void rt_select_events(void)
+{
+	const char *sel = getenv("OVNI_EVENTS");
+	memset(rt_filter, 0, sizeof(rt_filter));
+	rt_filter['O'] = rt_record_mode ? RT_FILTER_CHECK : 0;
+	if (!sel || !*sel || strcmp(sel, "all") == 0)
+		return;
+	for (int i = 0; i < 256; i++)
+		rt_filter[i] |= RT_FILTER_DROP;
+	rt_filter['O'] = rt_record_mode ? RT_FILTER_CHECK : 0;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", sel);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+			if (strcmp(tok, models[i].name) == 0)
+				rt_filter[(uint8_t)models[i].id] &= (uint8_t)~RT_FILTER_DROP;
+	}
+}
+
 /* ---- Process ---- */
 
 static void proc_path(char *dst, const char *root)
@@ -88,6 +121,7 @@ RT_API void ovni_proc_init(int app, const char *loom, int pid)
 	rt_proc.pid = pid;
 	strcpy(rt_proc.loom, loom);
 	rt_proc.clockid = CLOCK_MONOTONIC;
+	rt_select_events();
 	if (!rt_clock.use_tsc)
 		rt_clock_init();
 	const char *root = getenv("OVNI_TRACEDIR");
@@ -175,6 +209,8 @@ static int resume_meta(struct rt_thread *t)
 	}
 	json_free(t->meta);
 	t->meta = m;
+	long long fin = 0;
+	t->was_cut = json_int(json_dotget(m, "ovni.finished"), &fin) != 0 || fin != 1;
 	if (json_dotset(m, "ovni.finished", json_new_number(0)) != 0)
 		rt_die("ovni_thread_init", "out of memory");
 	return 0;
@@ -195,6 +231,12 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 		strcpy(t->dir, t->final_dir);
 	if (rt_mkpath(t->final_dir) != 0 || rt_mkpath(t->dir) != 0)
 		rt_die("ovni_thread_init", "cannot create directory %s: %s", t->dir, strerror(errno));
+	/* Record mode: a stream of this pid and tid already there (an exec from
+	 * another thread, a reused pid) goes on instead of being overwritten. */
+	char obs[PATH_MAX + 16];
+	snprintf(obs, sizeof(obs), "%s/stream.obs", t->dir);
+	if (rt_record_mode && !resume && access(obs, F_OK) == 0)
+		resume = 1;
 	rt_stream_open(t, resume);
 	if (!resume || resume_meta(t) != 0) {
 		rt_meta_init(t);

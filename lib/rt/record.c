@@ -159,6 +159,10 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 		atomic_fetch_add(&state->nthreads, 1);
 	t->cpu = place_self(tid);
 	reg_add(t);
+	/* The previous owner of this stream was cut (killed by an exec from
+	 * another of its threads): it ends where it stopped. */
+	if (t->was_cut)
+		rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
 	emit_execute(t, creator, tag);
 	rt_kernel_begin(t, state);
 	pthread_setcancelstate(cancel, NULL);
@@ -242,35 +246,6 @@ static void find_rank(void)
 			nranks = n;
 			return;
 		}
-	}
-}
-
-static const struct {
-	const char *name;
-	char id;
-} models[] = {
-	{ "ovni", 'O' }, { "nanos6", '6' }, { "nosv", 'V' }, { "nodes", 'D' }, { "tampi", 'T' },
-	{ "mpi", 'M' }, { "openmp", 'P' }, { "kernel", 'K' },
-};
-
-/* OVNI_EVENTS: comma-separated model names, or "all". Unselected models
- * are dropped in the slow path of ovni_ev_emit; the ovni model (threads)
- * is always recorded. */
-static void select_events(void)
-{
-	const char *sel = getenv("OVNI_EVENTS");
-	rt_filter['O'] = RT_FILTER_CHECK;
-	if (!sel || !*sel || strcmp(sel, "all") == 0)
-		return;
-	for (int i = 0; i < 256; i++)
-		rt_filter[i] |= RT_FILTER_DROP;
-	rt_filter['O'] = RT_FILTER_CHECK;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", sel);
-	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
-			if (strcmp(tok, models[i].name) == 0)
-				rt_filter[(uint8_t)models[i].id] &= (uint8_t)~RT_FILTER_DROP;
 	}
 }
 
@@ -366,7 +341,6 @@ __attribute__((constructor)) static void record_start(void)
 	}
 	rt_record_mode = 1;
 	save_env();
-	select_events();
 	find_rank();
 	proc_begin(-1, resuming());
 	pthread_atfork(before_fork, NULL, after_fork_child);
@@ -423,11 +397,23 @@ static void *thread_main(void *p)
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+static create_fn real_create(void)
 {
 	static create_fn real;
 	if (!real)
 		real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	return real;
+}
+
+int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	create_fn real = real_create();
+	return real ? real(th, NULL, fn, arg) : EAGAIN;
+}
+
+RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	create_fn real = real_create();
 	if (!real)
 		return EAGAIN;
 	struct rt_thread *t = &rt_self;

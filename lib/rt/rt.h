@@ -10,6 +10,7 @@
 #define OVNI_RT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,8 +55,10 @@ struct rt_thread {
 	int ready, finished;
 	int tid;
 	int automatic; /* record mode owns its lifecycle events (OH*, OA*) */
+	int was_cut; /* resumed a stream whose thread never ended */
 	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
 	int has_rank, rank, nranks;
+	struct rt_mreq *mreq; /* the mapper's request for the next window */
 	struct rt_cpu *cpus;
 	size_t ncpus, capcpus;
 	struct json *meta; /* stream.json as it is now, without the final keys */
@@ -98,6 +101,12 @@ void rt_stream_put(struct rt_thread *t, const void *data, size_t n);
 void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const void *payload, size_t n);
 void rt_move_files(struct rt_thread *t); /* async-signal-safe */
 
+/* mapper.c */
+void *rt_map_pages(int fd, uint64_t off, size_t size);
+void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
+void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);
+void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
+
 /* meta.c */
 void rt_meta_init(struct rt_thread *t);
 void rt_meta_changed(struct rt_thread *t); /* re-render the final text */
@@ -106,6 +115,8 @@ void rt_meta_write_final(struct rt_thread *t); /* async-signal-safe */
 /* With rank and CPUs but not finished: what a salvage needs if we die. */
 void rt_meta_write_progress(struct rt_thread *t);
 
+/* api.c: OVNI_EVENTS into rt_filter (ovni_proc_init). */
+void rt_select_events(void);
 /* api.c: the thread part of ovni_thread_init / ovni_thread_free. */
 void rt_thread_start(struct rt_thread *t, int tid, int resume);
 void rt_thread_end(struct rt_thread *t); /* async-signal-safe */
@@ -114,6 +125,8 @@ void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev);
 /* record.c: record mode; 1 if an event of the ovni model must be dropped
  * because record mode emits that kind itself for this thread. */
 int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev);
+/* pthread_create itself, not the recording wrapper. */
+int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg);
 extern int rt_record_mode;
 
 #endif

@@ -14,28 +14,30 @@
 
 #define PAGE 4096u
 
-static void map_window(struct rt_thread *t, uint64_t used, size_t need)
+/* Maps the window holding used with room for need more bytes: the one the
+ * mapper prepared when it fits, else now. Then asks the mapper for the next
+ * one: windows overlap by a page, since a window is left when its last page
+ * is being filled. */
+static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *drop, size_t drop_size)
 {
 	uint64_t off = used & ~(uint64_t)(PAGE - 1);
+	size_t min = (size_t)(used - off) + need + RT_SLACK;
 	size_t size = RT_WINDOW;
-	while (size < (used - off) + need + RT_SLACK)
-		size *= 2;
-	if (ftruncate(t->fd, (off_t)(off + size)) != 0)
-		rt_die("rt_stream_grow", "cannot extend %s/stream.obs: %s", t->dir, strerror(errno));
-	/* The pages at once (cheaper than a fault each); also makes a full
-	 * disk an error here instead of a SIGBUS in the middle of an emit. */
-	if (fallocate(t->fd, 0, (off_t)off, (off_t)size) != 0 && errno != EOPNOTSUPP)
-		rt_die("rt_stream_grow", "cannot allocate %s/stream.obs: %s", t->dir, strerror(errno));
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, t->fd, (off_t)off);
-	if (p == MAP_FAILED)
-		rt_die("rt_stream_grow", "cannot map %s/stream.obs: %s", t->dir, strerror(errno));
-	/* A forked child must not write into its parent's stream. */
-	madvise(p, size, MADV_DONTFORK);
+	void *p = rt_mapper_take(t, off, min, &size);
+	if (!p) {
+		size = RT_WINDOW;
+		while (size < min)
+			size *= 2;
+		p = rt_map_pages(t->fd, off, size);
+		if (!p)
+			rt_die("rt_stream_grow", "cannot extend and map %s/stream.obs: %s", t->dir, strerror(errno));
+	}
 	t->win = p;
 	t->win_off = off;
 	t->win_size = size;
 	t->pos = t->win + (used - off);
 	t->end = t->win + size;
+	rt_mapper_request(t, off + size - PAGE, RT_WINDOW, drop, drop_size);
 }
 
 uint64_t rt_stream_used(const struct rt_thread *t)
@@ -54,14 +56,49 @@ static void unmap(struct rt_thread *t)
 void rt_stream_grow(struct rt_thread *t, size_t need)
 {
 	uint64_t used = rt_stream_used(t);
-	unmap(t);
-	map_window(t, used, need);
+	/* The old window stays in t until the new one replaces it: a fatal
+	 * signal meanwhile still finds a consistent stream to finish. */
+	map_window(t, used, need, t->win, t->win_size);
 }
 
 static void path_in(char *dst, const char *dir, const char *name)
 {
 	if ((size_t)snprintf(dst, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
 		rt_die("rt_stream_open", "path too long: %s/%s", dir, name);
+}
+
+/* Where the whole events of a stream end: a stream cut by a crash still
+ * has the zero bytes of its last window after them. */
+static uint64_t events_end(int fd, uint64_t size)
+{
+	const uint8_t *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return size;
+	uint64_t off = 8, last = 0;
+	while (off + 12 <= size) {
+		const uint8_t *e = p + off;
+		uint64_t clock, n;
+		if ((e[0] & 0xe0) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
+			break;
+		memcpy(&clock, e + 4, 8);
+		if (clock < last)
+			break;
+		if (e[0] & 0x10) {
+			uint32_t j;
+			if (off + 16 > size)
+				break;
+			memcpy(&j, e + 12, 4);
+			n = 16 + (uint64_t)j;
+		} else {
+			n = 12 + (e[0] ? (uint64_t)e[0] + 1 : 0);
+		}
+		if (off + n > size)
+			break;
+		last = clock;
+		off += n;
+	}
+	munmap((void *)p, size);
+	return off < size ? off : size;
 }
 
 /* resume: an exec'd image continues the stream of its thread (same pid and
@@ -77,17 +114,17 @@ void rt_stream_open(struct rt_thread *t, int resume)
 	uint64_t used = 0;
 	if (resume) {
 		off_t end = lseek(t->fd, 0, SEEK_END);
-		used = end > 0 ? (uint64_t)end : 0;
+		used = end > 0 ? events_end(t->fd, (uint64_t)end) : 0;
 	}
 	if (used < 8) {
 		used = 0;
-		map_window(t, 0, 8);
+		map_window(t, 0, 8, NULL, 0);
 		memcpy(t->pos, OVNI_STREAM_MAGIC, 4);
 		uint32_t version = OVNI_STREAM_VERSION;
 		memcpy(t->pos + 4, &version, 4);
 		t->pos += 8;
 	} else {
-		map_window(t, used, 0);
+		map_window(t, used, 0, NULL, 0);
 	}
 }
 
@@ -99,6 +136,7 @@ void rt_stream_close(struct rt_thread *t)
 		return;
 	uint64_t used = rt_stream_used(t);
 	unmap(t);
+	rt_mapper_quiesce(t);
 	if (ftruncate(t->fd, (off_t)used) != 0)
 		rt_warn("cannot cut %s/stream.obs to %llu bytes\n", t->dir, (unsigned long long)used);
 	close(t->fd);

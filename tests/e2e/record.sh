@@ -22,6 +22,12 @@ count() {
 	"$OVNI" dump "$2" 2>/dev/null | awk -v m="$1" '$2 == m' | wc -l | tr -d ' '
 }
 
+# bounds TRACE: "first-last" MCV of every thread's stream, one a line, sorted.
+bounds() {
+	"$OVNI" dump "$1" 2>/dev/null | awk '{ if (!($3 in first)) first[$3] = $2; last[$3] = $2 }
+		END { for (s in first) print first[s] "-" last[s] }' | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '
+}
+
 # same WHAT GOT WANT
 same() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
@@ -47,12 +53,13 @@ rm -rf "$TMP/t1"
 rc=$?
 same "threads: exit status" "$rc" 0
 grep -q '^threads: 5$' "$TMP/out" && ok "threads: the program ran" || not_ok "threads: the program ran"
-grep -Eq '^ovni record: 1 processes, 6 threads, [0-9]+ events, .* trace in ' "$TMP/err" &&
+grep -Eq '^ovni record: 1 process, 6 threads, [0-9]+ events, .* trace in ' "$TMP/err" &&
 	ok "threads: summary line" || { not_ok "threads: summary line"; sed 's/^/#   /' "$TMP/err"; }
 emu_ok "threads: ovni emu accepts the trace" "$TMP/t1"
 same "threads: one OHx per thread" "$(count OHx "$TMP/t1")" 6
 same "threads: one OHe per thread (return, pthread_exit, cancel, main)" "$(count OHe "$TMP/t1")" 6
 same "threads: one OHC per pthread_create" "$(count OHC "$TMP/t1")" 5
+same "threads: every thread's stream starts with OHx and ends with OHe" "$(bounds "$TMP/t1")" "6xOHx-OHe "
 n=$(find "$TMP/t1" -name stream.json | xargs grep -l '"finished": 1' | wc -l | tr -d ' ')
 same "threads: every stream finished" "$n" 6
 
@@ -97,6 +104,15 @@ same "exec: and stops before each exec and at the end" "$(count OHe "$TMP/exec")
 rec forkexec "$TMP/procs" forkexec
 emu_ok "fork+exec: ovni emu accepts the trace" "$TMP/forkexec"
 same "fork+exec: the child's stream goes on in the exec'd program" "$(count OHx "$TMP/forkexec")" 3
+rec system "$TMP/procs" system
+same "system(): exit status" "$rc" 0
+emu_ok "system(): ovni emu accepts the trace" "$TMP/system"
+n=$(ls -d "$TMP"/system/loom.*/proc.* | wc -l | tr -d ' ')
+[ "$n" -ge 2 ] && ok "system(): the spawned shell is a process of the trace ($n)" || not_ok "system(): the spawned shell is a process of the trace ($n)"
+rec texec "$TMP/procs" thread-exec
+same "exec from a second thread: exit status" "$rc" 0
+emu_ok "exec from a second thread: ovni emu accepts the trace" "$TMP/texec"
+same "exec from a second thread: each stream runs from OHx to OHe" "$(bounds "$TMP/texec")" "2xOHx-OHe "
 rec uexit "$TMP/procs" _exit
 same "_exit: status 5" "$rc" 5
 emu_ok "_exit: ovni emu accepts the trace" "$TMP/uexit"
@@ -115,6 +131,7 @@ for k in segv:139 bus:135 fpe:136 ill:132 abort:134 term:143 int:130 hup:129 kil
 	same "crash $how: the program dies as it would (status $want)" "$rc" "$want"
 	emu_ok "crash $how: ovni emu accepts the trace" "$TMP/c-$how"
 	same "crash $how: both threads executed and ended" "$(count OHx "$TMP/c-$how") $(count OHe "$TMP/c-$how")" "2 2"
+	same "crash $how: each stream runs from OHx to OHe" "$(bounds "$TMP/c-$how")" "2xOHx-OHe "
 done
 # Only SIGKILL cuts the main thread: the handler finished it otherwise.
 grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||
@@ -177,6 +194,14 @@ ln -s "$TMP/other" "$TMP/evil/ovni-$(id -u)"
 check_fails "a symlinked private directory is refused" "not a directory|symlink" \
 	env TMPDIR="$TMP/evil" XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/t4" -- true
 
+check_fails "a missing program is named" "nosuchprog: command not found" "$OVNI" record -o "$TMP/t6" -- nosuchprog
+check_fails "no program at all" "no program to run" "$OVNI" record -o "$TMP/t6"
+check_fails "--app-id 0 is refused" "app-id" "$OVNI" record --app-id 0 -o "$TMP/t6" -- true
+if command -v musl-gcc >/dev/null 2>&1 && musl-gcc -o "$TMP/musl" "$SRC/procs.c" 2>/dev/null &&
+	readelf -l "$TMP/musl" 2>/dev/null | grep -q 'interpreter'; then
+	check_fails "a musl program is refused clearly" "linked against musl" "$OVNI" record -o "$TMP/t7" -- "$TMP/musl"
+fi
+
 # --- Static programs. ---
 if $CC -static -o "$TMP/static" "$SRC/threads.c" -pthread 2>/dev/null; then
 	check_fails "a static program is refused clearly" "statically linked" "$OVNI" record -o "$TMP/t5" -- "$TMP/static"
@@ -216,6 +241,9 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	rm -rf "$TMP/m-env"
 	OVNI_EVENTS=nosv "$OVNI" record -o "$TMP/m-env" -- "$TMP/models" >/dev/null 2>&1
 	same "OVNI_EVENTS=nosv: nosv events recorded" "$(count VTx "$TMP/m-env")" 1
+	rm -rf "$TMP/m-lib"
+	(cd "$TMP" && OVNI_EVENTS=ovni OVNI_TRACEDIR="$TMP/m-lib" LD_LIBRARY_PATH="$TMP/lib" ./models)
+	same "OVNI_EVENTS=ovni without the recorder: nosv events dropped" "$(count VTx "$TMP/m-lib") $(count OM= "$TMP/m-lib")" "0 1"
 	check_fails "--events with an unknown model is refused" "no model 'bogus'" "$OVNI" record --events ovni,bogus -o "$TMP/m-bad" -- true
 else
 	not_ok "a program builds against ovni lib output"

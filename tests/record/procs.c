@@ -4,7 +4,9 @@
  *   procs exec N          re-execs itself N times, then returns
  *   procs _exit           leaves through _exit with status 5
  *   procs forkexec        the child of a fork execs /bin/true
- *   procs threads-exit    exit() while a thread is still running */
+ *   procs threads-exit    exit() while a thread is still running
+ *   procs system          system("true"): the shell and true are recorded
+ *   procs thread-exec     a second thread execs (the kernel gives it the pid) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,13 @@ static void *spin(void *a)
 {
 	for (;;)
 		usleep(1000);
+	return a;
+}
+
+static void *exec_true(void *a)
+{
+	usleep(10000);
+	execlp("true", "true", (char *)NULL);
 	return a;
 }
 
@@ -57,5 +66,13 @@ int main(int argc, char **argv)
 		usleep(10000);
 		exit(0);
 	}
+	if (!strcmp(what, "thread-exec")) {
+		pthread_t t;
+		pthread_create(&t, NULL, exec_true, NULL);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(what, "system"))
+		return system("true");
 	return 2;
 }
