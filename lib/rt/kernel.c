@@ -60,7 +60,9 @@ void rt_kernel_end(struct rt_thread *t, struct rt_state *state)
 {
 	if (!ks.map)
 		return;
+	int interrupted = ks.draining; /* a fatal signal came in during a drain */
 	kswitch_drain(&ks, put, t);
 	atomic_fetch_add(&state->kernel_lost, ks.lost);
-	kswitch_close(&ks);
+	if (!interrupted) /* else the interrupted drain still reads the ring */
+		kswitch_close(&ks);
 }

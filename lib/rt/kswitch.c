@@ -98,9 +98,12 @@ struct drain {
 /* Writes KCO (out) or KCI at clock, opening the region first. */
 static void put(struct drain *d, int out, uint64_t clock)
 {
+	if (d->opened && !d->k->in_region)
+		return; /* a signal handler closed the region: the rest is dropped */
 	if (!d->opened) {
 		d->emit(d->ctx, "OU[", d->start);
 		d->opened = 1;
+		d->k->in_region = 1;
 	}
 	d->emit(d->ctx, out ? "KCO" : "KCI", clock);
 	d->k->out = out;
@@ -112,6 +115,17 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 {
 	if (!k->map)
 		return 0;
+	if (k->draining) { /* re-entered from a signal handler */
+		if (k->in_region) {
+			if (k->out)
+				emit(ctx, "KCI", k->last_out + 1);
+			emit(ctx, "OU]", k->now());
+			k->in_region = 0;
+			k->out = 0;
+		}
+		return 0;
+	}
+	k->draining = 1;
 	struct perf_event_mmap_page *meta = (struct perf_event_mmap_page *)k->map;
 	/* acquire: the records before head are complete once head is read */
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
@@ -145,9 +159,11 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 	 * possible time is the only safe one. */
 	if (k->out)
 		put(&d, 0, k->last_out + 1);
-	if (d.opened)
+	if (d.opened && k->in_region)
 		emit(ctx, "OU]", k->now());
+	k->in_region = 0;
 	k->nswitches += d.n;
+	k->draining = 0;
 	return d.n;
 }
 

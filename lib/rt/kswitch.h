@@ -26,6 +26,8 @@ struct kswitch {
 	int out; /* the last switch written took the thread out of its CPU */
 	uint64_t last_out; /* clock of the last KCO written */
 	int mmap_failed; /* kswitch_open could open the event but not map its ring */
+	volatile int draining; /* inside kswitch_drain (a signal handler may come in) */
+	volatile int in_region; /* OU[ written, OU] not yet */
 	uint64_t lost; /* records the kernel dropped because the ring was full */
 	uint64_t nswitches; /* KCO + KCI written */
 	/* The clock of the thread's own events, for OU[ and OU]: a region must
@@ -54,6 +56,9 @@ int kswitch_open(struct kswitch *k, unsigned ring_pages);
  * switch-out is written 1 ns after it (no event of the thread can fall
  * inside a made-up interval). Returns the KCO/KCI written. */
 size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx);
+/* Called again while a drain runs (a fatal signal handler ending the
+ * thread), it only closes the region the interrupted drain opened (with the
+ * missing KCI) and returns 0: the stream stays sortable. */
 
 /* Stops recording (drain first to keep the last switches). */
 void kswitch_close(struct kswitch *k);

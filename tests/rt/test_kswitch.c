@@ -55,9 +55,20 @@ static void sleep_ns(uint64_t ns)
 		;
 }
 
+static struct kswitch *reenter; /* emit drains it again once: a signal in a drain */
+
 static void emit(void *ctx, const char mcv[3], uint64_t clock)
 {
 	struct run *r = ctx;
+	if (reenter && memcmp(mcv, "KCO", 3) == 0) {
+		struct kswitch *k = reenter;
+		reenter = NULL;
+		emit(ctx, mcv, clock);
+		k->out = 1; /* as put() leaves it after this KCO */
+		k->last_out = clock;
+		kswitch_drain(k, emit, ctx);
+		return;
+	}
 	if (r->nev == MAX_EVENTS)
 		return;
 	memcpy(r->ev[r->nev].mcv, mcv, 3);
@@ -278,6 +289,15 @@ static void parser_cases(void)
 	CHECK_INT(k.lost, 5, "lost records are counted");
 	r.nev = 0;
 	CHECK(kswitch_drain(&k, emit, &r) == 0 && r.nev == 0, "an empty ring writes nothing");
+
+	fake_switch(&f, &head, 0, 900); /* the in of the KCO@800 above, already closed */
+	fake_switch(&f, &head, 1, 910);
+	fake_switch(&f, &head, 0, 920);
+	f.meta.data_head = head;
+	reenter = &k;
+	kswitch_drain(&k, emit, &r);
+	CHECK_STR(events_text(&r, text, sizeof(text)), "OU[@1000 KCO@910 KCI@911 OU]@1000",
+		  "a drain interrupted after a KCO by a handler that drains: the handler closes the region");
 }
 
 /* Open descriptors of this process. */
