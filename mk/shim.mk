@@ -4,11 +4,11 @@
 RT_SRC := $(sort $(wildcard lib/rt/*.c)) lib/json.c
 RT_OBJ := $(RT_SRC:%.c=$(B)/rt-obj/%.o)
 RT_SO := $(B)/rt/libovni.so
-RT_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden -fexceptions \
+RT_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden \
 	-ffunction-sections -fdata-sections -Wall -Wextra -Werror -Wno-unused-parameter \
 	-I. -Ilib -include lib/rt/glibc.h -DOVNI_VERSION='"$(VERSION)"' -MMD -MP
 RT_LDFLAGS := -shared -Wl,-soname,libovni.so.1 -Wl,--gc-sections -Wl,-z,defs \
-	-Wl,--no-as-needed -l:libdl.so.2
+	-Wl,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0
 
 $(B)/rt-obj/%.o: %.c lib/rt/glibc.h
 	@mkdir -p $(@D)
@@ -23,3 +23,13 @@ $(B)/rt/blob.o: mk/blob.S $(RT_SO) lib/rt/ovni.h
 
 EXTRA_OBJ += $(B)/rt/blob.o
 CHECK_DEPS += $(RT_SO)
+
+# The shim's sources with both compilers too (make warnings).
+.PHONY: rt-warnings
+warnings: rt-warnings
+rt-warnings:
+	@for c in gcc clang; do \
+		for f in $(filter lib/rt/%,$(RT_SRC)); do \
+			$$c -std=c11 -D_GNU_SOURCE $(WARN) -I. -Ilib -include lib/rt/glibc.h -fsyntax-only $$f || exit 1; \
+		done; echo "warnings: $$c clean (shim)"; \
+	done

@@ -1,12 +1,14 @@
 /* ovni_clock_now: CLOCK_MONOTONIC nanoseconds. The vDSO call costs more
  * than the whole emit, so when the kernel itself keeps time with the TSC,
  * the clock is the TSC scaled to nanoseconds: each thread re-anchors on a
- * real clock_gettime reading every millisecond (the error stays within the
- * rate error times 1 ms, and the rate is refined against a process-wide base
- * point as time goes on), and a thread's clock never goes back. */
+ * real clock_gettime reading every 100 us (the error stays within the
+ * rate error times 100 us, and the rate is refined against a process-wide base
+ * point as time goes on), and a thread's clock never goes back.
+ * OVNI_NO_TSC=1 keeps clock_gettime for every reading. */
 #include "rt/rt.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,7 +46,26 @@ static void set_rate(uint64_t dns, uint64_t dtsc)
 		return;
 	double r = (double)dns / (double)dtsc;
 	__atomic_store_n(&rt_clock.mult, (uint64_t)(r * 4294967296.0), __ATOMIC_RELAXED);
-	__atomic_store_n(&rt_clock.window, (uint64_t)(1e6 / r), __ATOMIC_RELAXED);
+	__atomic_store_n(&rt_clock.window, (uint64_t)(1e5 / r), __ATOMIC_RELAXED);
+}
+#endif
+
+#if HAVE_TSC
+/* A CLOCK_MONOTONIC reading and the TSC at the same instant: the TSC read
+ * on both sides, kept only when nothing (a preemption) came in between. */
+static int pair(uint64_t *ns, uint64_t *tsc)
+{
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = __rdtsc();
+		uint64_t n = mono_ns();
+		uint64_t b = __rdtsc();
+		if (b - a < 1000) {
+			*ns = n;
+			*tsc = a + (b - a) / 2;
+			return 0;
+		}
+	}
+	return -1;
 }
 #endif
 
@@ -53,18 +74,28 @@ static void set_rate(uint64_t dns, uint64_t dtsc)
 void rt_clock_init(void)
 {
 #if HAVE_TSC
-	if (getenv("OVNI_RECORD_NO_TSC") || !kernel_uses_tsc())
+	const char *no = getenv("OVNI_NO_TSC");
+	if ((no && *no && strcmp(no, "0") != 0) || !kernel_uses_tsc())
 		return;
-	rt_clock.base_ns = mono_ns();
-	rt_clock.base_tsc = __rdtsc();
 	uint64_t ns, tsc;
+	if (pair(&rt_clock.base_ns, &rt_clock.base_tsc) != 0)
+		return;
 	do {
-		ns = mono_ns();
-		tsc = __rdtsc();
+		if (pair(&ns, &tsc) != 0)
+			return;
 	} while (ns - rt_clock.base_ns < 1000000);
 	set_rate(ns - rt_clock.base_ns, tsc - rt_clock.base_tsc);
 	__atomic_store_n(&rt_clock.use_tsc, 1, __ATOMIC_RELEASE);
 #endif
+}
+
+/* Never below the thread's last reading. */
+static uint64_t after_last(struct rt_thread *t, uint64_t ns)
+{
+	if (ns < t->clk_last)
+		ns = t->clk_last;
+	t->clk_last = ns;
+	return ns;
 }
 
 /* Everything ovni_clock_now does not do inline: another clock, or a new
@@ -77,19 +108,36 @@ uint64_t rt_clock_slow(struct rt_thread *t)
 		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
 #if HAVE_TSC
-	uint64_t ns = mono_ns();
-	uint64_t tsc = __rdtsc();
+	uint64_t ns, tsc;
+	if (pair(&ns, &tsc) != 0)
+		return after_last(t, mono_ns()); /* no anchor this time */
 	set_rate(ns - rt_clock.base_ns, tsc - rt_clock.base_tsc);
 	t->clk_tsc = tsc;
 	t->clk_ns = ns;
-	if (ns < t->clk_last)
-		ns = t->clk_last;
-	t->clk_last = ns;
-	return ns;
+	return after_last(t, ns);
 #else
 	(void)t;
 	return 0;
 #endif
+}
+
+/* CLOCK_MONOTONIC itself (never below the thread's last reading): for the
+ * events whose order across threads matters (a CPU changing hands). */
+uint64_t rt_clock_exact(struct rt_thread *t)
+{
+	if (atomic_load(&rt_proc.state) != RT_READY)
+		return rt_clock_slow(t);
+	return after_last(t, mono_ns());
+}
+
+/* Returns once CLOCK_MONOTONIC is past ns: a CPU given back at an event
+ * whose scaled clock ran ahead is not taken by another thread "before". */
+void rt_clock_wait_past(uint64_t ns)
+{
+	if (!rt_clock.use_tsc)
+		return;
+	for (int i = 0; i < 100000 && mono_ns() <= ns; i++)
+		;
 }
 
 RT_API uint64_t ovni_clock_now(void)

@@ -124,7 +124,7 @@ static void emit_execute(struct rt_thread *t, int creator, uint64_t tag)
 	memcpy(p, &t->cpu, 4);
 	memcpy(p + 4, &creator, 4);
 	memcpy(p + 8, &tag, 8);
-	rt_emit_raw(t, "OHx", ovni_clock_now(), p, 16);
+	rt_emit_raw(t, "OHx", rt_clock_exact(t), p, 16);
 }
 
 static void register_stream(int pid, int tid)
@@ -175,8 +175,10 @@ static void thread_finish(struct rt_thread *t)
 	if (!t->ready || !t->automatic)
 		return;
 	rt_kernel_end(t, state);
-	rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
+	uint64_t now = rt_clock_exact(t);
+	rt_emit_raw(t, "OHe", now, NULL, 0);
 	rt_thread_end(t);
+	rt_clock_wait_past(now);
 	release(__atomic_load_n(&t->cpu, __ATOMIC_RELAXED), t->tid);
 	reg_del(t->tid);
 }
@@ -377,21 +379,29 @@ struct start {
 	uint64_t tag;
 };
 
-static void end_on_unwind(int *unused)
+/* A thread-specific key whose destructor ends the thread: it runs however
+ * the thread leaves (return, pthread_exit, cancellation), without the stack
+ * unwinding (and libgcc_s) a cleanup attribute would need. */
+static pthread_key_t end_key;
+static pthread_once_t end_once = PTHREAD_ONCE_INIT;
+
+static void end_thread(void *t)
 {
-	(void)unused;
-	thread_finish(&rt_self);
+	thread_finish(t);
 }
 
-/* Built with -fexceptions: the cleanup also runs when the thread leaves by
- * pthread_exit or cancellation (both unwind the stack). */
+static void make_end_key(void)
+{
+	pthread_key_create(&end_key, end_thread);
+}
+
 static void *thread_main(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
 	thread_begin(s.creator, s.tag, 0);
-	int guard __attribute__((cleanup(end_on_unwind))) = 0;
-	(void)guard;
+	pthread_once(&end_once, make_end_key);
+	pthread_setspecific(end_key, &rt_self);
 	return s.fn(s.arg);
 }
 
@@ -446,17 +456,20 @@ static void moved(struct rt_thread *target, const cpu_set_t *set)
 		return;
 	int old = __atomic_load_n(&target->cpu, __ATOMIC_RELAXED);
 	int cpu = place(target->tid, set);
-	if (cpu != old)
-		release(old, target->tid);
-	__atomic_store_n(&target->cpu, cpu, __ATOMIC_RELAXED);
 	rt_kernel_drain(self);
+	uint64_t now = rt_clock_exact(self);
 	if (target == self) {
-		rt_emit_raw(self, "OAs", ovni_clock_now(), &cpu, 4);
+		rt_emit_raw(self, "OAs", now, &cpu, 4);
 	} else {
 		uint8_t p[8];
 		memcpy(p, &cpu, 4);
 		memcpy(p + 4, &target->tid, 4);
-		rt_emit_raw(self, "OAr", ovni_clock_now(), p, 8);
+		rt_emit_raw(self, "OAr", now, p, 8);
+	}
+	__atomic_store_n(&target->cpu, cpu, __ATOMIC_RELAXED);
+	if (cpu != old) {
+		rt_clock_wait_past(now);
+		release(old, target->tid);
 	}
 }
 

@@ -5,7 +5,11 @@
  * Per thread: init (rt_thread_start) -> emit (ovni_ev_emit, inline fast
  * path into a file-backed shared mapping) -> flush/finish (rt_thread_end).
  * Events live in a MAP_SHARED window of stream.obs, so whatever was emitted
- * survives a SIGKILL; the window moves forward as it fills. */
+ * survives a SIGKILL; the window moves forward as it fills (the mapper
+ * thread prepares the next one). In record mode, record.c wraps these:
+ * thread_begin (stream, placement, OHx), thread_finish (OHe, end, CPU
+ * given back; also from fatal signal handlers, so system calls only), and
+ * rt_emit_raw for the events the shim emits itself. */
 #ifndef OVNI_RT_H
 #define OVNI_RT_H
 
@@ -71,7 +75,7 @@ struct rt_thread {
 /* The TSC clock (clock.c); window 0 sends every reading to the slow path. */
 struct rt_clock {
 	uint64_t mult; /* ns per TSC cycle, 32.32 fixed point */
-	uint64_t window; /* cycles between re-anchors (1 ms) */
+	uint64_t window; /* cycles between re-anchors (100 us) */
 	uint64_t base_ns, base_tsc;
 	int use_tsc;
 };
@@ -79,6 +83,8 @@ struct rt_clock {
 extern struct rt_proc rt_proc;
 extern struct rt_clock rt_clock;
 void rt_clock_init(void);
+uint64_t rt_clock_exact(struct rt_thread *t);
+void rt_clock_wait_past(uint64_t ns);
 extern __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
 /* Nonzero for a model byte that the fast path must not just copy: not
  * selected (dropped) or owned by record mode (checked in the slow path). */

@@ -43,6 +43,8 @@ if command -v objdump >/dev/null 2>&1; then
 else
 	echo "ok - # SKIP no objdump"
 fi
+needed=$(objdump -p "$SO" 2>/dev/null | awk '$1 == "NEEDED" {print $2}' | sort | tr '\n' ' ')
+same "the shim needs only glibc's own libraries" "$needed" "ld-linux-x86-64.so.2 libc.so.6 libdl.so.2 libpthread.so.0 "
 soname=$(objdump -p "$SO" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
 same "the shim's soname is libovni.so.1" "$soname" libovni.so.1
 
@@ -189,6 +191,19 @@ priv=$(TMPDIR=$TMP/priv sh -c 'mkdir -p "$TMPDIR"; "$1" record -o "$2" -- true 2
 mode=$(stat -c %a "$priv" 2>/dev/null)
 same "the private directory is mode 700" "$mode" 700
 same "the shim is installed once, by content hash" "$(ls "$priv" | grep -c '^shim-')" 1
+# Concurrent first runs install the same shim without tripping on each other.
+mkdir -p "$TMP/conc"
+for i in 1 2 3 4; do
+	TMPDIR=$TMP/conc XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/conc-t$i" -- "$TMP/threads" 1 >/dev/null 2>&1 &
+done
+wait
+n=0
+for i in 1 2 3 4; do
+	[ -d "$TMP/conc-t$i" ] && [ "$(find "$TMP/conc-t$i" -name stream.obs | wc -l)" -eq 3 ] && n=$((n + 1))
+done
+same "4 concurrent first runs all record" "$n" 4
+same "concurrent runs leave one shim file" "$(find "$TMP/conc" -name 'libovni.so.1' | wc -l | tr -d ' ')" 1
+same "concurrent runs leave no temporary file" "$(find "$TMP/conc" -name '.tmp.*' | wc -l | tr -d ' ')" 0
 rm -rf "$TMP/evil" && mkdir -p "$TMP/evil" "$TMP/other"
 ln -s "$TMP/other" "$TMP/evil/ovni-$(id -u)"
 check_fails "a symlinked private directory is refused" "not a directory|symlink" \
@@ -231,6 +246,22 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	emu_ok "api: ovni emu accepts the recorded trace" "$TMP/a2"
 	same "api: the program's own OHx is replaced by the recorder's" "$(count OHx "$TMP/a2")" 1
 	same "api: marks recorded" "$(count OM] "$TMP/a2")" 5
+	# Clocks agree across threads: turns taken one after the other are in
+	# clock order, with the scaled TSC and with clock_gettime.
+	$CC -O2 -pthread -o "$TMP/pingpong" "$SRC/pingpong.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile pingpong.c"
+	# turns ENV: how many of the 100000 turns are in clock order.
+	turns() {
+		rm -rf "$TMP/pp"
+		env "$1" "$OVNI" record -o "$TMP/pp" -- "$TMP/pingpong" 50000 >/dev/null 2>&1
+		"$OVNI" dump "$TMP/pp" 2>/dev/null | awk '$2 == "OB." || $2 == "OU[" {print $2}' | uniq | wc -l | tr -d ' '
+	}
+	same "clocks agree across threads (clock_gettime): 100000 turns in order" "$(turns OVNI_NO_TSC=1)" 100000
+	# The scaled TSC is within ~100 ns of it: turns a few hundred ns apart
+	# may swap, rarely (a wrong rate would swap most).
+	got=$(turns OVNI_NO_TSC=)
+	[ "$got" -ge 99000 ] && ok "clocks agree across threads (scaled TSC): $got of 100000 turns in order" ||
+		not_ok "clocks agree across threads (scaled TSC): $got of 100000 turns in order"
+
 	# --events: unselected models never reach the stream.
 	$CC -o "$TMP/models" "$SRC/models.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile models.c"
 	rec m-all "$TMP/models"
