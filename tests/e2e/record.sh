@@ -192,7 +192,7 @@ BIG=$TMP
 avail=$(df -Pk "$BIG" | awk 'NR == 2 {print $4}')
 if [ "${avail:-0}" -gt 2000000 ] && "$OVNI" lib "$TMP/blib" 2>/dev/null &&
 	$CC -O2 -pthread -I"$TMP/blib" -o "$TMP/burst" "$SRC/burst.c" -L"$TMP/blib" -lovni; then
-	"$OVNI" record -o "$BIG/b" -- "$TMP/burst" 64 1000000 >/dev/null 2>"$TMP/err"
+	"$OVNI" record --no-kernel -o "$BIG/b" -- "$TMP/burst" 64 1000000 >/dev/null 2>"$TMP/err" # exact counts: no switches
 	same "64 threads x 1M events: exit status" "$?" 0
 	same "64 threads x 1M events: every event is in the trace" \
 		"$("$OVNI" top "$BIG/b" 2>/dev/null | awk '$1 == "OB." {print $2}')" 64000000
@@ -271,7 +271,7 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	# turns ENV: how many of the 100000 turns are in clock order.
 	turns() {
 		rm -rf "$TMP/pp"
-		env "$1" "$OVNI" record -o "$TMP/pp" -- "$TMP/pingpong" 50000 >/dev/null 2>&1
+		env "$1" "$OVNI" record --no-kernel -o "$TMP/pp" -- "$TMP/pingpong" 50000 >/dev/null 2>&1 # its OU[ are the turns
 		"$OVNI" dump "$TMP/pp" 2>/dev/null | awk '$2 == "OB." || $2 == "OU[" {print $2}' | uniq | wc -l | tr -d ' '
 	}
 	same "clocks agree across threads (clock_gettime): 100000 turns in order" "$(turns OVNI_NO_TSC=1)" 100000
