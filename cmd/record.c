@@ -330,18 +330,15 @@ static void finish_trace(struct run *r, double elapsed)
 		}
 	}
 	free(list);
-<<<<<<< HEAD
+	uint64_t lost = atomic_load(&s->kernel_lost);
+	if (lost)
+		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
+			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
 	char other[600];
 	unsigned moved;
 	if (rankloom_split(r->tracedir, r->loom, other, sizeof(other), &moved) == 0 && moved)
 		msg_info("%u process%s without an MPI rank moved to loom %s (ovni emu wants a rank in every process of a loom or in none)",
 			 moved, moved == 1 ? "" : "es", other);
-=======
-	uint64_t lost = atomic_load(&s->kernel_lost);
-	if (lost)
-		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
-			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
->>>>>>> main
 	double mib = (double)bytes / (1024.0 * 1024.0);
 	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
 		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,

@@ -4,11 +4,8 @@
  * pinned to one free CPU runs there, others on the virtual CPU), affinity
  * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
  * new image), and every exit path, fatal signals included. */
-<<<<<<< HEAD
 #include "rt/instr.h"
-=======
 #include "rt/kernel.h"
->>>>>>> main
 #include "rt/rt.h"
 #include "rt/state.h"
 
