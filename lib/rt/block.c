@@ -3,7 +3,7 @@
  * a user mark (type BLOCK_MARK, a stack) whose value names the call: OM[
  * when it starts waiting, OM] when it returns. Locks try first without
  * blocking, so an uncontended lock costs one extra indirect call and emits
- * nothing. The pop is a cleanup, so a cancelled wait still closes it. */
+ * nothing. The pop is a cleanup variable: every return path closes it. */
 #include "rt/instr.h"
 
 #include <dlfcn.h>
