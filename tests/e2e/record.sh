@@ -241,6 +241,14 @@ else
 	echo "ok - # SKIP no static glibc"
 fi
 
+if $CC -static -o "$TMP/static" "$SRC/threads.c" -pthread 2>/dev/null; then
+	printf '#!%s\n' "$TMP/static" >"$TMP/script" && chmod +x "$TMP/script"
+	rm -rf "$TMP/t8"
+	"$OVNI" record -o "$TMP/t8" -- "$TMP/script" >/dev/null 2>"$TMP/err"
+	grep -q 'nothing was recorded' "$TMP/err" && ok "a script run by a static interpreter: nothing recorded, and said" ||
+		not_ok "a script run by a static interpreter: nothing recorded, and said"
+fi
+
 # --- The libovni API, through ovni lib. ---
 check "ovni lib writes the API files" "$OVNI" lib "$TMP/lib"
 for f in ovni.h libovni.so libovni.so.1 ovni.pc; do
