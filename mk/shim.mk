@@ -7,7 +7,7 @@ RT_SO := $(B)/rt/libovni.so
 RT_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden \
 	-ffunction-sections -fdata-sections -Wall -Wextra -Werror -Wno-unused-parameter \
 	-I. -Ilib -include lib/rt/glibc.h -DOVNI_VERSION='"$(VERSION)"' -MMD -MP
-RT_LDFLAGS := -shared -Wl,-soname,libovni.so.1 -Wl,--gc-sections -Wl,-z,defs \
+RT_LDFLAGS := -shared -Wl,-soname,libovni.so.1 -Wl,--gc-sections -Wl,-z,defs -Wl,-s \
 	-Wl,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0
 
 $(B)/rt-obj/%.o: %.c lib/rt/glibc.h

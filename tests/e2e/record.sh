@@ -243,11 +243,25 @@ else
 	echo "ok - # SKIP no static glibc"
 fi
 
+if $CC -static -o "$TMP/static" "$SRC/threads.c" -pthread 2>/dev/null; then
+	printf '#!%s\n' "$TMP/static" >"$TMP/script" && chmod +x "$TMP/script"
+	rm -rf "$TMP/t8"
+	"$OVNI" record -o "$TMP/t8" -- "$TMP/script" >/dev/null 2>"$TMP/err"
+	grep -q 'nothing was recorded' "$TMP/err" && ok "a script run by a static interpreter: nothing recorded, and said" ||
+		not_ok "a script run by a static interpreter: nothing recorded, and said"
+fi
+
 # --- The libovni API, through ovni lib. ---
 check "ovni lib writes the API files" "$OVNI" lib "$TMP/lib"
 for f in ovni.h libovni.so libovni.so.1 ovni.pc; do
 	[ -e "$TMP/lib/$f" ] && ok "ovni lib: $f" || not_ok "ovni lib: $f"
 done
+if command -v pkg-config >/dev/null 2>&1; then
+	flags=$(PKG_CONFIG_PATH=$TMP/lib pkg-config --cflags --libs ovni)
+	# shellcheck disable=SC2086
+	$CC -o "$TMP/api-pc" "$SRC/api.c" $flags && (cd / && OVNI_TRACEDIR="$TMP/a0" "$TMP/api-pc" 2 >/dev/null) &&
+		ok "ovni.pc: pkg-config flags build and run a program" || not_ok "ovni.pc: pkg-config flags build and run a program"
+fi
 if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib" -lovni; then
 	ok "a program builds against ovni lib output"
 	rm -rf "$TMP/a1"
