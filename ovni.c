@@ -17,6 +17,8 @@ static const struct command *const commands[] = {
 	&cmd_sort,
 	&cmd_sync,
 	&cmd_record,
+	&cmd_pack,
+	&cmd_unpack,
 	&cmd_lib,
 	NULL
 };

@@ -20,6 +20,8 @@ static const char usage[] =
 	"Plays the trace in TRACEDIR through the runtime models and writes Paraver\n"
 	"timelines: thread.prv/.pcf/.row (one row per thread), cpu.prv/.pcf/.row\n"
 	"(one row per CPU) and their views in cfg/ (left alone if it exists).\n"
+	"TRACEDIR may be a pack archive (ovni pack), read without unpacking; the\n"
+	"outputs then need -o and clock-offsets.txt comes from the archive.\n"
 	"Every stream must be finished (ovni.finished = 1).\n"
 	"\n"
 	"Options:\n"

@@ -21,19 +21,22 @@
 #include "events.h"
 #include "io/msg.h"
 #include "rt/state.h"
+#include "rankloom.h"
 #include "salvage.h"
 #include "shim.h"
 
 static const char usage[] =
 	"Usage: ovni record [-o TRACEDIR] [--tmpdir DIR] [--events KINDS] [--loom NAME]\n"
-	"                   [--app-id N] -- APP [ARGS...]\n"
+	"                   [--app-id N] [--no-kernel] -- APP [ARGS...]\n"
 	"Runs APP with the libovni shim preloaded and writes a runtime trace of it\n"
 	"and of every process it forks or execs: threads (creation, execution,\n"
-	"end), CPU placement and affinity changes, and every event of programs\n"
-	"that use the libovni API (the shim is also libovni.so.1 for them). Streams\n"
-	"left unfinished (a crash, SIGKILL, threads still running at exit) are\n"
-	"ended at their last event. Prints one summary line at the end and exits\n"
-	"with APP's status.\n"
+	"end), CPU placement and affinity changes, time blocked in locks, waits\n"
+	"and sleeps (mark 99), MPI calls (mpi model; MPI launchers are not traced,\n"
+	"their ranks are), OpenMP with LLVM libomp (openmp model, through OMPT),\n"
+	"and every event of programs that use the libovni API (the shim is also\n"
+	"libovni.so.1 for them). Streams left unfinished (a crash, SIGKILL,\n"
+	"threads still running at exit) are ended at their last event. Prints one\n"
+	"summary line at the end and exits with APP's status.\n"
 	"\n"
 	"Options:\n"
 	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni)\n"
@@ -44,6 +47,12 @@ static const char usage[] =
 	"                   $OVNI_EVENTS, else all); ovni is always recorded\n"
 	"  --loom NAME      loom name (default: <hostname>.<pid of ovni record>)\n"
 	"  --app-id N       application id of every process, N >= 1 (default 1)\n"
+	"  --kernel         record the kernel's context switches of every thread\n"
+	"                   (perf_event; the default when --events selects kernel):\n"
+	"                   run `ovni sort` on the trace before `ovni emu`, or let\n"
+	"                   emu sort it in memory. Where perf_event_paranoid or\n"
+	"                   the container forbids it, one notice and no switches\n"
+	"  --no-kernel      do not record context switches\n"
 	"  -h, --help       show this help\n";
 
 static pid_t child;
@@ -81,6 +90,18 @@ static int check_events(const char *list)
 			msg_err("--events: no model '%s' (models: ovni nanos6 nosv nodes tampi mpi openmp kernel, or all)", tok);
 			return -1;
 		}
+	return 0;
+}
+
+/* Whether the --events list names model (or is "all"). */
+static int events_select(const char *list, const char *model)
+{
+	size_t n = strlen(model);
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
+		size_t len = strcspn(p, ",");
+		if ((len == 3 && strncmp(p, "all", 3) == 0) || (len == n && strncmp(p, model, n) == 0))
+			return 1;
+	}
 	return 0;
 }
 
@@ -311,6 +332,15 @@ static void finish_trace(struct run *r, double elapsed)
 	free(list);
 	if (threads == 0)
 		msg_warn("nothing was recorded: the program (or the interpreter of a script) may be statically linked, or it cleared LD_PRELOAD");
+	uint64_t lost = atomic_load(&s->kernel_lost);
+	if (lost)
+		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
+			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
+	char other[600];
+	unsigned moved;
+	if (rankloom_split(r->tracedir, r->loom, other, sizeof(other), &moved) == 0 && moved)
+		msg_info("%u process%s without an MPI rank moved to loom %s (ovni emu wants a rank in every process of a loom or in none)",
+			 moved, moved == 1 ? "" : "es", other);
 	double mib = (double)bytes / (1024.0 * 1024.0);
 	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
 		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,
@@ -406,19 +436,21 @@ static int launch(struct run *r, char **argv)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_TMPDIR = 256, OPT_EVENTS, OPT_LOOM, OPT_APPID };
+	enum { OPT_TMPDIR = 256, OPT_EVENTS, OPT_LOOM, OPT_APPID, OPT_KERNEL, OPT_NO_KERNEL };
 	static const struct option longopts[] = {
 		{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
 		{ "events", required_argument, NULL, OPT_EVENTS },
 		{ "loom", required_argument, NULL, OPT_LOOM },
 		{ "app-id", required_argument, NULL, OPT_APPID },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = { .app_id = 1 };
 	const char *out = getenv("OVNI_TRACEDIR"), *tmp = getenv("OVNI_TMPDIR");
 	const char *events = getenv("OVNI_EVENTS"), *loom = NULL;
-	int c;
+	int c, kernel = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -439,6 +471,10 @@ static int run(int argc, char **argv)
 				msg_err("--app-id wants a number >= 1, not '%s'", optarg);
 				return 1;
 			}
+			break;
+		case OPT_KERNEL:
+		case OPT_NO_KERNEL:
+			kernel = c == OPT_KERNEL;
 			break;
 		case 'h':
 			cmd_print_usage(&cmd_record, stdout);
@@ -476,6 +512,9 @@ static int run(int argc, char **argv)
 	if (tmp && *tmp && absolute_dir(tmp, r.tmpdir) != 0)
 		return 1;
 	find_rank(&r);
+	if (kernel < 0) /* the default: as --events says */
+		kernel = !events || !*events || events_select(events, "kernel");
+	setenv("OVNI_RECORD_KERNEL", kernel ? "1" : "0", 1);
 	return launch(&r, argv + optind);
 }
 

@@ -20,6 +20,8 @@ struct scan {
 	uint64_t events, end, last_clock;
 	char thread; /* last OH value: 0 none, 'x' 'e' 'p' 'r' 'c' 'w' */
 	int kernel_out; /* last kernel event was KCO */
+	int unordered; /* inside OU[ ... OU]: clocks may go back (--kernel) */
+	uint64_t last_kco; /* clock of the last KCO */
 };
 
 /* Walks whole events from the header; stops at the first byte that cannot
@@ -35,7 +37,7 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 		if ((e[0] & EV_FLAG_RESERVED) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
 			break;
 		memcpy(&clock, e + 4, 8);
-		if (clock < s->last_clock)
+		if (clock < s->last_clock && !s->unordered)
 			break;
 		if (e[0] & EV_FLAG_JUMBO) {
 			uint32_t j;
@@ -49,11 +51,16 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 		if (off + n > size)
 			break;
 		s->events++;
-		s->last_clock = clock;
-		if (e[1] == 'O' && e[2] == 'H')
+		if (clock > s->last_clock)
+			s->last_clock = clock;
+		if (e[1] == 'O' && e[2] == 'U')
+			s->unordered = e[3] == '[';
+		else if (e[1] == 'O' && e[2] == 'H')
 			s->thread = (char)e[3];
 		else if (e[1] == 'K' && e[2] == 'C')
 			s->kernel_out = e[3] == 'O';
+		if (e[1] == 'K' && e[2] == 'C' && e[3] == 'O')
+			s->last_kco = clock;
 		off += n;
 	}
 	s->end = off;
@@ -64,7 +71,14 @@ static size_t closing_events(const struct scan *s, uint8_t *buf, uint64_t *count
 {
 	size_t n = 0;
 	*count = 0;
-	if (s->kernel_out) {
+	if (s->unordered) { /* cut inside a region: close it so it can be sorted */
+		if (s->kernel_out) { /* its switch-in is lost: the earliest safe time (lib/rt/kswitch.c) */
+			n += ev_encode(buf + n, "KCI", s->last_kco + 1, NULL, 0);
+			++*count;
+		}
+		n += ev_encode(buf + n, "OU]", s->last_clock, NULL, 0);
+		++*count;
+	} else if (s->kernel_out) {
 		n += ev_encode(buf + n, "KCI", s->last_clock, NULL, 0);
 		++*count;
 	}
@@ -189,6 +203,9 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 	uint64_t size = (uint64_t)st.st_size;
 	struct scan s = { 0 };
 	s.end = STREAM_HEADER_SIZE;
+	uint8_t hdr[STREAM_HEADER_SIZE];
+	stream_header(hdr);
+	int header_ok = 0; /* a thread killed while its stream was made leaves zeros */
 	if (size >= STREAM_HEADER_SIZE) {
 		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p == MAP_FAILED) {
@@ -197,16 +214,16 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 			return -1;
 		}
 		scan(p, size, &s);
+		header_ok = memcmp(p, hdr, sizeof(hdr)) == 0;
 		munmap(p, size);
 	}
 	int finished = is_finished(dir);
 	int rc = 0;
 	if (!finished) {
-		uint8_t hdr[STREAM_HEADER_SIZE], tail[128];
-		stream_header(hdr);
+		uint8_t tail[128];
 		uint64_t added;
 		size_t n = closing_events(&s, tail, &added);
-		if ((size < STREAM_HEADER_SIZE && pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) ||
+		if ((!header_ok && pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) ||
 		    ftruncate(fd, (off_t)s.end) != 0 || pwrite(fd, tail, n, (off_t)s.end) != (ssize_t)n) {
 			msg_err("%s: cannot repair: %s", path, strerror(errno));
 			rc = -1;

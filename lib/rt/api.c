@@ -2,6 +2,7 @@
  * and messages. Differences, all on the safe side: events go to a shared
  * file mapping (ovni_flush and ovni_thread_free lose nothing), stream.obs is
  * truncated when a thread starts, and stream.json is replaced atomically. */
+#include "rt/kernel.h"
 #include "rt/rt.h"
 
 #include <errno.h>
@@ -439,6 +440,7 @@ RT_API void ovni_flush(void)
 	need_ready_thread("ovni_flush");
 	if (atomic_load(&rt_proc.state) != RT_READY)
 		rt_die("ovni_flush", "process not ready");
+	rt_kernel_drain(&rt_self); /* record --kernel: the switches so far */
 }
 
 /* ---- Attributes ---- */

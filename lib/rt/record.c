@@ -4,6 +4,8 @@
  * pinned to one free CPU runs there, others on the virtual CPU), affinity
  * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
  * new image), and every exit path, fatal signals included. */
+#include "rt/instr.h"
+#include "rt/kernel.h"
 #include "rt/rt.h"
 #include "rt/state.h"
 
@@ -164,6 +166,7 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 	if (t->was_cut)
 		rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
 	emit_execute(t, creator, tag);
+	rt_kernel_begin(t, state);
 	pthread_setcancelstate(cancel, NULL);
 }
 
@@ -173,6 +176,7 @@ static void thread_finish(struct rt_thread *t)
 {
 	if (!t->ready || !t->automatic)
 		return;
+	rt_kernel_end(t, state);
 	uint64_t now = rt_clock_exact(t);
 	rt_emit_raw(t, "OHe", now, NULL, 0);
 	rt_thread_end(t);
@@ -246,6 +250,21 @@ static void find_rank(void)
 			nranks = n;
 			return;
 		}
+	}
+}
+
+/* After MPI_Init: the rank for this thread and the threads created later. */
+void rt_record_set_rank(int r, int n)
+{
+	has_rank = 1;
+	rank = r;
+	nranks = n;
+	struct rt_thread *t = &rt_self;
+	if (t->ready && (!t->has_rank || t->rank != r || t->nranks != n)) {
+		t->has_rank = 1;
+		t->rank = r;
+		t->nranks = n;
+		rt_meta_changed(t);
 	}
 }
 
@@ -333,6 +352,8 @@ __attribute__((constructor)) static void record_start(void)
 {
 	const char *path = getenv("OVNI_RECORD_STATE");
 	if (!path || !*path)
+		return;
+	if (rt_instr_is_launcher())
 		return;
 	state = map_state(path);
 	if (!state) {
@@ -431,6 +452,7 @@ RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 	if (!s)
 		return EAGAIN;
 	*s = (struct start){ fn, arg, t->tid, atomic_fetch_add(&next_tag, 1) };
+	rt_kernel_drain(t);
 	uint8_t p[12];
 	int cpu = -1;
 	memcpy(p, &cpu, 4);
@@ -453,6 +475,7 @@ static void moved(struct rt_thread *target, const cpu_set_t *set)
 		return;
 	int old = __atomic_load_n(&target->cpu, __ATOMIC_RELAXED);
 	int cpu = place(target->tid, set);
+	rt_kernel_drain(self);
 	uint64_t now = rt_clock_exact(self);
 	if (target == self) {
 		rt_emit_raw(self, "OAs", now, &cpu, 4);

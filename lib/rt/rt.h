@@ -63,6 +63,7 @@ struct rt_thread {
 	int was_cut; /* resumed a stream whose thread never ended */
 	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
 	int has_rank, rank, nranks;
+	unsigned instr; /* RT_INSTR_* already declared in the metadata (instr.h) */
 	struct rt_mreq *mreq; /* the mapper's request for the next window */
 	struct rt_cpu *cpus;
 	size_t ncpus, capcpus;

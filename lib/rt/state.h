@@ -24,6 +24,10 @@ struct rt_state {
 	_Atomic uint32_t nprocs, nthreads;
 	_Atomic uint32_t nstreams; /* may exceed RT_STATE_MAXSTREAMS: the rest is lost */
 	struct rt_state_stream streams[RT_STATE_MAXSTREAMS];
+	/* --kernel (lib/rt/kernel.c) */
+	_Atomic uint32_t kernel_refused; /* the notice was printed */
+	_Atomic uint32_t kernel_threads; /* threads whose switches are recorded */
+	_Atomic uint64_t kernel_lost; /* switch records lost to full rings */
 };
 
 #endif

@@ -79,14 +79,17 @@ static uint64_t events_end(int fd, uint64_t size)
 	if (p == MAP_FAILED)
 		return size;
 	uint64_t off = 8, last = 0;
+	int unordered = 0; /* inside OU[ ... OU] (record --kernel) clocks may go back */
 	while (off + 12 <= size) {
 		const uint8_t *e = p + off;
 		uint64_t clock, n;
 		if ((e[0] & 0xe0) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
 			break;
 		memcpy(&clock, e + 4, 8);
-		if (clock < last)
+		if (clock < last && !unordered)
 			break;
+		if (e[1] == 'O' && e[2] == 'U')
+			unordered = e[3] == '[';
 		if (e[0] & 0x10) {
 			uint32_t j;
 			if (off + 16 > size)
@@ -98,7 +101,7 @@ static uint64_t events_end(int fd, uint64_t size)
 		}
 		if (off + n > size)
 			break;
-		last = clock;
+		last = clock > last ? clock : last;
 		off += n;
 	}
 	munmap((void *)p, size);
