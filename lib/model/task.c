@@ -29,20 +29,18 @@ static void pool_free(struct task_pool *p)
 	for (size_t i = 0; i < p->nslabs; i++)
 		free(p->slabs[i]);
 	free(p->slabs);
-	free(p->free);
 	pool_init(p, p->size);
 }
 
 static void *pool_get(struct task_pool *p)
 {
-	if (p->nfree)
-		return p->free[--p->nfree];
+	if (p->free) {
+		void *item = p->free;
+		memcpy(&p->free, item, sizeof(void *));
+		p->nfree--;
+		return item;
+	}
 	if (!p->nslabs || p->slab_used == TASK_POOL_SLAB) {
-		/* Room first to give every item back without failing. */
-		void **f = realloc(p->free, (p->nslabs + 1) * TASK_POOL_SLAB * sizeof(*f));
-		if (!f)
-			return NULL;
-		p->free = f;
 		char **slabs = realloc(p->slabs, (p->nslabs + 1) * sizeof(*slabs));
 		if (!slabs)
 			return NULL;
@@ -58,7 +56,9 @@ static void *pool_get(struct task_pool *p)
 
 static void pool_put(struct task_pool *p, void *item)
 {
-	p->free[p->nfree++] = item;
+	memcpy(item, &p->free, sizeof(void *));
+	p->free = item;
+	p->nfree++;
 }
 
 /* ---- id set ---- */
@@ -120,37 +120,42 @@ int task_idset_add(struct task_idset *s, uint32_t id)
 
 /* ---- table and types ---- */
 
+struct task_parallel {
+	struct u32map bodies; /* live bodies by id */
+	struct task_idset used; /* every body id ever run */
+};
+
 void task_table_init(struct task_table *t)
 {
 	memset(t, 0, sizeof(*t));
-	u32map_init(&t->tasks);
+	u32map_init(&t->pages);
 	task_idset_init(&t->freed);
 	u32map_init(&t->types);
 	pool_init(&t->task_pool, sizeof(struct task));
 	pool_init(&t->body_pool, sizeof(struct body));
+	pool_init(&t->page_pool, sizeof(struct task_page));
 }
 
 /* What a parallel task owns besides its struct. */
 static void task_release(struct task *k)
 {
-	if (k->bodies) {
-		u32map_free(k->bodies);
-		free(k->bodies);
-		k->bodies = NULL;
-	}
-	if (k->used) {
-		task_idset_free(k->used);
-		free(k->used);
-		k->used = NULL;
+	if (k->par) {
+		u32map_free(&k->par->bodies);
+		task_idset_free(&k->par->used);
+		free(k->par);
+		k->par = NULL;
 	}
 }
 
 void task_table_free(struct task_table *t)
 {
-	for (size_t i = 0; t->tasks.slots && i <= t->tasks.mask; i++)
-		if (t->tasks.slots[i].val)
-			task_release(t->tasks.slots[i].val);
-	u32map_free(&t->tasks);
+	for (size_t i = 0; t->pages.slots && i <= t->pages.mask; i++) {
+		struct task_page *pg = t->pages.slots[i].val;
+		for (size_t j = 0; pg && j < TASK_PAGE; j++)
+			if (pg->slot[j])
+				task_release(pg->slot[j]);
+	}
+	u32map_free(&t->pages);
 	task_idset_free(&t->freed);
 	for (size_t i = 0; i < t->ntypes; i++) {
 		free(t->type_order[i]->label);
@@ -160,6 +165,7 @@ void task_table_free(struct task_table *t)
 	u32map_free(&t->types);
 	pool_free(&t->task_pool);
 	pool_free(&t->body_pool);
+	pool_free(&t->page_pool);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -203,9 +209,58 @@ const struct task_type *task_type_find(const struct task_table *t, uint32_t id)
 
 /* ---- tasks ---- */
 
+static struct task_page *page_of(const struct task_table *t, uint32_t id)
+{
+	uint32_t key = id >> TASK_PAGE_SHIFT;
+	if (t->last_page && t->last_key == key)
+		return t->last_page;
+	return u32map_get(&t->pages, key);
+}
+
 struct task *task_find(const struct task_table *t, uint32_t id)
 {
-	return u32map_get(&t->tasks, id);
+	struct task_page *pg = page_of(t, id);
+	return pg ? pg->slot[id & (TASK_PAGE - 1)] : NULL;
+}
+
+/* Files k under its id: 1 if the id is taken, -1 when out of memory. */
+static int dir_add(struct task_table *t, struct task *k)
+{
+	uint32_t key = k->id >> TASK_PAGE_SHIFT;
+	struct task_page *pg = page_of(t, k->id);
+	if (!pg) {
+		pg = pool_get(&t->page_pool);
+		if (!pg)
+			return -1;
+		memset(pg, 0, sizeof(*pg));
+		if (u32map_put(&t->pages, key, pg) != 0) {
+			pool_put(&t->page_pool, pg);
+			return -1;
+		}
+	}
+	t->last_key = key;
+	t->last_page = pg;
+	struct task **slot = &pg->slot[k->id & (TASK_PAGE - 1)];
+	if (*slot)
+		return 1;
+	*slot = k;
+	pg->n++;
+	t->ntasks++;
+	return 0;
+}
+
+/* Unfiles task id (present); its page goes when it was the last one. */
+static void dir_del(struct task_table *t, uint32_t id)
+{
+	struct task_page *pg = page_of(t, id);
+	pg->slot[id & (TASK_PAGE - 1)] = NULL;
+	t->ntasks--;
+	if (--pg->n)
+		return;
+	u32map_del(&t->pages, id >> TASK_PAGE_SHIFT);
+	if (t->last_page == pg)
+		t->last_page = NULL;
+	pool_put(&t->page_pool, pg);
 }
 
 int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags)
@@ -230,23 +285,21 @@ int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags
 	k->body.task = k;
 	k->body.id = 1;
 	k->body.state = BODY_CREATED;
-	int r = u32map_add(&t->tasks, id, k);
+	int r = dir_add(t, k);
 	if (r != 0) {
 		pool_put(&t->task_pool, k);
 		return r > 0 ? failf("task %" PRIu32 " is created twice", id) : failf("out of memory");
 	}
 	if (!(flags & TASK_PARALLEL))
 		return 0;
-	k->bodies = calloc(1, sizeof(*k->bodies));
-	k->used = calloc(1, sizeof(*k->used));
-	if (!k->bodies || !k->used) {
-		u32map_del(&t->tasks, id);
-		task_release(k);
+	k->par = malloc(sizeof(*k->par));
+	if (!k->par) {
+		dir_del(t, id);
 		pool_put(&t->task_pool, k);
 		return failf("out of memory");
 	}
-	u32map_init(k->bodies);
-	task_idset_init(k->used);
+	u32map_init(&k->par->bodies);
+	task_idset_init(&k->par->used);
 	return 0;
 }
 
@@ -343,10 +396,10 @@ static int check_execute(struct task_table *t, const struct task_stack *s, const
 
 static int execute_parallel(struct task_table *t, struct task_stack *s, struct task *k, uint32_t bodyid)
 {
-	struct body *b = u32map_get(k->bodies, bodyid);
+	struct body *b = u32map_get(&k->par->bodies, bodyid);
 	if (b)
 		return check_execute(t, s, b); /* always fails: a live body is running or paused */
-	if (task_idset_has(k->used, bodyid)) {
+	if (task_idset_has(&k->par->used, bodyid)) {
 		struct body dead = { .task = k, .id = bodyid, .state = BODY_DEAD };
 		return check_execute(t, s, &dead);
 	}
@@ -357,13 +410,13 @@ static int execute_parallel(struct task_table *t, struct task_stack *s, struct t
 	if (!b)
 		return failf("out of memory");
 	*b = fresh;
-	if (u32map_put(k->bodies, bodyid, b) != 0 || task_idset_add(k->used, bodyid) != 0) {
-		u32map_del(k->bodies, bodyid);
+	if (u32map_put(&k->par->bodies, bodyid, b) != 0 || task_idset_add(&k->par->used, bodyid) != 0) {
+		u32map_del(&k->par->bodies, bodyid);
 		pool_put(&t->body_pool, b);
 		return failf("out of memory");
 	}
 	if (stack_push(s, b) != 0) {
-		u32map_del(k->bodies, bodyid);
+		u32map_del(&k->par->bodies, bodyid);
 		pool_put(&t->body_pool, b);
 		return -1;
 	}
@@ -447,7 +500,7 @@ int task_end(struct task_table *t, struct task_stack *s, uint32_t id, uint32_t b
 	s->n--;
 	b->state = BODY_DEAD;
 	if (k->flags & TASK_PARALLEL) {
-		u32map_del(k->bodies, b->id);
+		u32map_del(&k->par->bodies, b->id);
 		pool_put(&t->body_pool, b);
 		return 0;
 	}
@@ -456,7 +509,7 @@ int task_end(struct task_table *t, struct task_stack *s, uint32_t id, uint32_t b
 	/* It can never run again: keep only its id. */
 	if (task_idset_add(&t->freed, id) != 0)
 		return failf("out of memory");
-	u32map_del(&t->tasks, id);
+	dir_del(t, id);
 	pool_put(&t->task_pool, k);
 	return 0;
 }
