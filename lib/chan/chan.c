@@ -124,9 +124,24 @@ static int cbs_add(struct chan_cbs *l, chan_cb_fn fn, void *arg)
 	return 0;
 }
 
+/* The dirty callbacks of a channel queued before it had any (set in a
+ * model's create, hooked in connect) must run too, in queue order. */
+static void requeue_dirty(struct chan_queue *q)
+{
+	q->nd = 0;
+	for (size_t i = 0; i < q->n; i++)
+		if (q->v[i]->on_dirty.fn)
+			q->d[q->nd++] = q->v[i];
+}
+
 int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg)
 {
-	return cbs_add(&c->on_dirty, fn, arg);
+	int first = !c->on_dirty.fn;
+	if (cbs_add(&c->on_dirty, fn, arg) != 0)
+		return -1;
+	if (first && c->dirty && c->queue)
+		requeue_dirty(c->queue);
+	return 0;
 }
 
 int chan_on_emit(struct chan *c, chan_cb_fn fn, void *arg)

@@ -47,10 +47,12 @@ struct chan_fan {
 	size_t n, cap;
 };
 
-/* The bay's queue of dirty channels, in the order they became dirty. */
+/* The bay's queue of dirty channels, in the order they became dirty, and
+ * the ones among them with dirty callbacks (d: a subsequence of v, so cap
+ * bounds both). */
 struct chan_queue {
-	struct chan **v;
-	size_t n, cap;
+	struct chan **v, **d;
+	size_t n, nd, cap;
 	int err; /* could not grow */
 };
 
@@ -97,19 +99,28 @@ static inline int chan_check_write(const struct chan *c, struct value v)
 /* Grows q and appends c (the slow path of chan_touch). */
 void chan_queue_grow(struct chan_queue *q, struct chan *c);
 
+/* Appends c, just marked dirty, to its bay's queue. */
+static inline void chan_enqueue(struct chan *c)
+{
+	struct chan_queue *q = c->queue;
+	if (!q)
+		return;
+	if (q->n < q->cap) {
+		q->v[q->n++] = c;
+		if (c->on_dirty.fn)
+			q->d[q->nd++] = c;
+	} else {
+		chan_queue_grow(q, c);
+	}
+}
+
 /* Marks c dirty and appends it to its bay's queue. */
 static inline void chan_touch(struct chan *c)
 {
 	if (c->dirty)
 		return;
 	c->dirty = 1;
-	struct chan_queue *q = c->queue;
-	if (!q)
-		return;
-	if (q->n < q->cap)
-		q->v[q->n++] = c;
-	else
-		chan_queue_grow(q, c);
+	chan_enqueue(c);
 }
 
 /* The general case of chan_set: other kinds, second writes, duplicates. */
@@ -124,13 +135,7 @@ static inline int chan_set(struct chan *c, struct value v)
 		return chan_set_slow(c, v);
 	c->cur = v;
 	c->dirty = 1;
-	struct chan_queue *q = c->queue;
-	if (!q)
-		return 0;
-	if (q->n < q->cap)
-		q->v[q->n++] = c;
-	else
-		chan_queue_grow(q, c);
+	chan_enqueue(c);
 	return 0;
 }
 
