@@ -125,7 +125,7 @@ static struct {
 	char buf[24];
 } tcache = { 0, 0, 1, "0" };
 
-static __attribute__((noinline)) void tcache_set(int64_t t)
+static inline void tcache_set(int64_t t)
 {
 	/* events come close in time: often only the last 4 digits change */
 	uint64_t low = tcache.low + ((uint64_t)t - (uint64_t)tcache.time);
@@ -217,35 +217,38 @@ static __attribute__((noinline)) int emit_slow(struct chan *c, struct prv_sink *
 	return put_line(p, s, w);
 }
 
-static int emit(struct chan *c, void *arg);
+/* The hot path once the time is formatted: a new value, either one digit
+ * or the sink's last value of more digits. A leaf but for tail calls. */
+static inline int emit_now(struct chan *c, struct prv_sink *s)
+{
+	struct value v = chan_read(c);
+	int64_t w = v.i + (v.kind == VALUE_INT64 ? s->add : 0);
+	if ((w == 0 && v.kind == s->zero_kind) || ((uint64_t)w >= 10 && w != s->tail_value))
+		return emit_slow(c, s);
+	s->last = v;
+	return put_line(s->prv, s, w);
+}
 
 /* The first line at a new time formats it for all. */
 static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv_sink *s)
 {
 	tcache_set(s->prv->time);
-	return emit(c, s);
+	return emit_now(c, s);
 }
 
-/* The hot path: a new value at the time formatted last, either one digit
- * or the sink's last value of more digits. A leaf but for tail calls. */
 static int emit(struct chan *c, void *arg)
 {
 	struct prv_sink *s = arg;
-	struct prv *p = s->prv;
-	struct value v = chan_read(c);
-	if (value_eq(v, s->last)) {
+	if (value_eq(chan_read(c), s->last)) {
 		if (s->flags & PRV_SKIPDUP)
 			return 0;
 		return emit_slow(c, s);
 	}
-	if (p->time != tcache.time)
+	if (s->prv->time != tcache.time)
 		return emit_at_new_time(c, s);
-	int64_t w = v.i + (v.kind == VALUE_INT64 ? s->add : 0);
-	if ((w == 0 && v.kind == s->zero_kind) || ((uint64_t)w >= 10 && w != s->tail_value))
-		return emit_slow(c, s);
-	s->last = v;
-	return put_line(p, s, w);
+	return emit_now(c, s);
 }
+
 int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags)
 {
 	if (row >= p->nrows)
