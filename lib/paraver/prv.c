@@ -68,19 +68,6 @@ static inline size_t put_i64(char *d, int64_t s)
 	return n + neg;
 }
 
-/* "0000" to "9999", filled by prv_open. */
-static char digits4[4 * 10000];
-
-static void fill_digits4(void)
-{
-	if (digits4[1])
-		return;
-	for (unsigned i = 0; i < 10000; i++) {
-		memcpy(digits4 + 4 * i, fmt_digits2 + 2 * (i / 100), 2);
-		memcpy(digits4 + 4 * i + 2, fmt_digits2 + 2 * (i % 100), 2);
-	}
-}
-
 size_t prv_header(char *buf, size_t nrows, int64_t duration)
 {
 	int n = snprintf(buf, 128, "#Paraver (19/01/38 at 03:14):%020lld_ns:0:1:1(%zu:1)\n",
@@ -98,7 +85,6 @@ int prv_open(struct prv *p, const char *path, size_t nrows)
 		return -1;
 	}
 	p->nrows = nrows;
-	fill_digits4();
 	p->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (p->fd < 0) {
 		msg_err("cannot create %s: %s", path, strerror(errno));
@@ -130,7 +116,7 @@ static inline void tcache_set(int64_t t)
 	/* events come close in time: often only the last 4 digits change */
 	uint64_t low = tcache.low + ((uint64_t)t - (uint64_t)tcache.time);
 	if (tcache.time >= 10000 && low < 10000) {
-		memcpy(tcache.buf + tcache.len - 4, digits4 + 4 * low, 4);
+		memcpy(tcache.buf + tcache.len - 4, fmt_digits4 + 4 * low, 4);
 	} else {
 		tcache.len = put_i64(tcache.buf, t);
 		low = t >= 10000 ? (uint64_t)(t % 10000) : 0;
