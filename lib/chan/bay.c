@@ -102,16 +102,6 @@ void chan_queue_grow(struct chan_queue *q, struct chan *c)
 	chan_enqueue(c);
 }
 
-static inline int run(struct chan *c, const struct chan_cbs *l)
-{
-	if (l->fn(c, l->arg) != 0)
-		return -1;
-	for (uint32_t i = 0; i < l->nmore; i++)
-		if (l->more[i].fn(c, l->more[i].arg) != 0)
-			return -1;
-	return 0;
-}
-
 /* After a failed callback: the rest of the queue is flushed unseen. */
 static __attribute__((noinline, cold)) int abandon(struct chan_queue *q, size_t from)
 {
@@ -135,7 +125,7 @@ int bay_propagate(struct bay *b)
 	/* q->nd grows while the dirty callbacks queue more channels */
 	for (size_t i = 0; i < q->nd; i++) {
 		struct chan *c = q->d[i];
-		if (run(c, &c->on_dirty) != 0)
+		if (c->on_dirty.fn(c, c->on_dirty.arg) != 0)
 			return abandon(q, 0);
 	}
 	/* emit callbacks only read their own channel: flush it right after */
@@ -143,7 +133,7 @@ int bay_propagate(struct bay *b)
 	size_t n = q->n;
 	for (size_t i = 0; i < n; i++) {
 		struct chan *c = v[i];
-		if (c->on_emit.fn && run(c, &c->on_emit) != 0)
+		if (c->on_emit.fn && c->on_emit.fn(c, c->on_emit.arg) != 0)
 			return abandon(q, i);
 		chan_flush(c);
 	}

@@ -25,8 +25,8 @@ int chan_init(struct chan *c, enum chan_kind kind, const char *name)
 
 void chan_free(struct chan *c)
 {
-	free(c->on_dirty.more);
-	free(c->on_emit.more);
+	free(c->on_dirty.v);
+	free(c->on_emit.v);
 	free(c->stack);
 	if (c->fan)
 		free(c->fan->v);
@@ -103,24 +103,30 @@ int chan_pop(struct chan *c, struct value expected)
 	return 0;
 }
 
+static int run_all(struct chan *c, void *arg)
+{
+	const struct chan_cbs *l = arg;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i].fn(c, l->v[i].arg) != 0)
+			return -1;
+	return 0;
+}
+
 static int cbs_add(struct chan_cbs *l, chan_cb_fn fn, void *arg)
 {
-	if (!l->fn) {
-		l->fn = fn;
-		l->arg = arg;
-		return 0;
-	}
-	if (l->nmore == l->cap) {
+	if (l->n == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 2;
-		struct chan_cb *v = realloc(l->more, cap * sizeof(*v));
+		struct chan_cb *v = realloc(l->v, cap * sizeof(*v));
 		if (!v)
 			return -1;
-		l->more = v;
+		l->v = v;
 		l->cap = cap;
 	}
-	l->more[l->nmore].fn = fn;
-	l->more[l->nmore].arg = arg;
-	l->nmore++;
+	l->v[l->n].fn = fn;
+	l->v[l->n].arg = arg;
+	l->n++;
+	l->fn = l->n == 1 ? fn : run_all;
+	l->arg = l->n == 1 ? arg : l;
 	return 0;
 }
 

@@ -31,13 +31,14 @@ struct chan_cb {
 	void *arg;
 };
 
-/* The first callback inline (most channels have one or none), the rest
- * in an array. */
+/* The callbacks of a channel, in the order hooked. fn(c, arg) runs them
+ * all: the one callback itself (most channels have one or none), or a
+ * function that walks the array. */
 struct chan_cbs {
 	chan_cb_fn fn; /* NULL: no callback */
 	void *arg;
-	struct chan_cb *more;
-	uint32_t nmore, cap;
+	struct chan_cb *v;
+	uint32_t n, cap;
 };
 
 /* The mux inputs that pick a channel now, in the order they were set up:
