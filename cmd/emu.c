@@ -1,5 +1,8 @@
 /* ovni emu: a trace into Paraver timelines. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "emu/emu.h"
 #include "emu/model.h"
+#include "emu/presort.h"
 #include "io/msg.h"
 
 static const char usage[] =
@@ -24,6 +28,10 @@ static const char usage[] =
 	"  -a        enable every model, even those no thread requires\n"
 	"  -b        also write the breakdown timelines of the models that have them\n"
 	"  -l        lint: at the end, also require every model's stacks to be empty\n"
+	"  --sort-mem MIB  streams with unordered regions (OU[ ... OU]) that `ovni\n"
+	"            sort` has not sorted are sorted in memory, the trace untouched,\n"
+	"            up to MIB MiB of them (default 1024); past that, or with 0,\n"
+	"            emu stops and asks you to run `ovni sort TRACEDIR`\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"On a terminal a progress line shows how far it got. ^C stops early and\n"
@@ -41,6 +49,20 @@ static void print_models(FILE *f)
 				fprintf(f, "  %s %s '%c'\n", emu_models[i]->name, emu_models[i]->version, id);
 }
 
+/* --sort-mem MIB: a whole number of MiB. */
+static int parse_mib(const char *arg, uint64_t *bytes)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v > (UINT64_MAX >> 20)) {
+		msg_err("--sort-mem: '%s' is not a number of MiB", arg);
+		return -1;
+	}
+	*bytes = (uint64_t)v << 20;
+	return 0;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -51,10 +73,12 @@ static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "sort-mem", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct emu_opts o;
 	memset(&o, 0, sizeof(o));
+	o.sort_mem = (uint64_t)PRESORT_DEFAULT_MIB << 20;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:c:ablh", longopts, NULL)) != -1) {
@@ -64,6 +88,10 @@ static int run(int argc, char **argv)
 		case 'a': o.all_models = 1; break;
 		case 'b': o.breakdown = 1; break;
 		case 'l': o.lint = 1; break;
+		case 'M':
+			if (parse_mib(optarg, &o.sort_mem) != 0)
+				return 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			print_models(stdout);

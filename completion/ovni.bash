@@ -6,7 +6,7 @@ _ovni_opts() {
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
 	top) echo "" ;;
 	events) echo "" ;;
-	emu) echo "-o -c -a -b -l" ;;
+	emu) echo "-o -c -a -b -l --sort-mem" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	sort) echo "-c -n" ;;
 	events) echo "" ;;

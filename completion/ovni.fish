@@ -43,11 +43,13 @@ complete -c ovni -n '__fish_seen_subcommand_from emu' -s c -r -F -d 'clock offse
 complete -c ovni -n '__fish_seen_subcommand_from emu' -s a -d 'enable every model'
 complete -c ovni -n '__fish_seen_subcommand_from emu' -s b -d 'also write the breakdown timelines'
 complete -c ovni -n '__fish_seen_subcommand_from emu' -s l -d 'lint: require empty stacks at the end'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -l sort-mem -x -d 'MiB of unsorted streams sorted in memory'
 complete -c ovniemu -s o -r -a '(__fish_complete_directories)' -d 'write the outputs in DIR'
 complete -c ovniemu -s c -r -F -d 'clock offsets file'
 complete -c ovniemu -s a -d 'enable every model'
 complete -c ovniemu -s b -d 'also write the breakdown timelines'
 complete -c ovniemu -s l -d 'lint: require empty stacks at the end'
+complete -c ovniemu -l sort-mem -x -d 'MiB of unsorted streams sorted in memory'
 complete -c ovniemu -s h -l help -d 'show the help'
 
 # sync

@@ -11,6 +11,7 @@
 #include "chan/fail.h"
 #include "clkoff.h"
 #include "events.h"
+#include "emu/presort.h"
 #include "emu/sched.h"
 #include "io/msg.h"
 #include "version.h"
@@ -75,8 +76,9 @@ static int open_streams(struct emu *e)
 		struct sys_thread *th = e->sys.by_stream[i];
 		e->offsets[i] = th ? th->proc->loom->clock_offset : 0;
 	}
+	e->presort.limit = e->opts.sort_mem;
 	for (size_t i = 0; i < n; i++) {
-		struct byte_src *src = trace_stream_src(&e->trace, i);
+		struct byte_src *src = presort_src(&e->presort, &e->trace, i);
 		if (!src)
 			return -1;
 		e->nreaders = i + 1;

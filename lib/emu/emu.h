@@ -13,6 +13,7 @@
 #include "chan/bay.h"
 #include "chan/chan.h"
 #include "emu/model.h"
+#include "emu/presort.h"
 #include "emu/progress.h"
 #include "paraver/pvt.h"
 #include "player.h"
@@ -27,6 +28,7 @@ struct emu_opts {
 	int breakdown; /* -b */
 	int all_models; /* -a */
 	int progress; /* show the progress line (stderr is a terminal) */
+	uint64_t sort_mem; /* --sort-mem: bytes of unsorted streams sorted in memory; 0: none */
 };
 
 struct emu_cpu;
@@ -59,6 +61,7 @@ struct emu {
 	int have_trace, have_sys;
 	int64_t *offsets; /* per stream */
 	struct stream_reader *readers;
+	struct presort presort; /* streams sorted in memory */
 	size_t nreaders;
 	struct player player;
 	int have_player;

@@ -6,6 +6,12 @@
 
 const struct emu_model *const emu_models[] = {
 	&emu_model_kernel,
+	&emu_model_nanos6,
 	&emu_model_ovni,
+	&emu_model_tampi,
+	&emu_model_mpi,
+	&emu_model_nodes,
+	&emu_model_openmp,
+	&emu_model_nosv,
 	NULL,
 };

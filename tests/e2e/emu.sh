@@ -10,20 +10,6 @@ n=0
 OHX0='ev OHx %s 00000000ffffffff0000000000000000'
 OHX1='ev OHx %s 01000000ffffffff0000000000000000'
 
-# stream DIR LOOM PID TID REQUIRE EXTRA LINES [ARGS]: a finished stream
-# DIR/loom.LOOM/proc.PID/thread.TID with 2 CPUs in the loom. REQUIRE is
-# added to ovni.require, EXTRA to the ovni object; the events come from
-# mkstream reading printf LINES ARGS.
-stream() {
-	dir=$1 loom=$2 pid=$3 tid=$4 req=$5 extra=$6
-	shift 6
-	p=$dir/loom.$loom/proc.$pid/thread.$tid
-	mkdir -p "$p"
-	printf '{"version": 3, "ovni": {"lib": {"version": "1.14.0", "commit": "t"}, "part": "thread", "tid": %s, "pid": %s, "loom": "%s", "app_id": 1, "require": {"ovni": "1.1.0"%s}, "loom_cpus": [{"index": 0, "phyid": 0}, {"index": 1, "phyid": 1}], "finished": 1%s}}' \
-		"$tid" "$pid" "$loom" "$req" "$extra" >"$p/stream.json"
-	printf "$@" | "$MK" "$p/stream.obs"
-}
-
 # one_thread LINES [ARGS]: a new trace $d with one thread (tid 7) on node0.
 one_thread() {
 	n=$((n + 1))

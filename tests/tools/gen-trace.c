@@ -37,6 +37,12 @@ static const char usage[] =
 	"                              `ovni sort` before `ovni emu`)\n"
 	"                      mark    OM[/OM] pairs (12-byte payloads) of mark type 1,\n"
 	"                              declared in ovni.mark\n"
+	"                      tasks   nanos6 tasks in batches of 1000: 6W[, 1000 6Tc,\n"
+	"                              6W], then per task 6Wt 6Tx 6Ma 6MA 6Te 6WT\n"
+	"                              (about 7 events per task, 1000 live tasks)\n"
+	"                      nosv    VHw, a VYc+ type declaration (jumbo), then tasks\n"
+	"                              of 10 events: VTc VAs VAS VSh VSf VTx VTp VTr\n"
+	"                              VTe and VPr or VPp (idle), then VHW\n"
 	"  -s, --seed N      seed of the clock steps (default 1)\n"
 	"      --start NS    clock of the first event of the first thread\n"
 	"                    (default 1000000000000); threads start a few ns apart\n"
@@ -44,7 +50,7 @@ static const char usage[] =
 	"      --unfinished  leave ovni.finished out of every stream.json\n"
 	"  -h, --help        show this help\n";
 
-enum kind { PAUSE, EMIT, NANOS6, KERNEL, MARK };
+enum kind { PAUSE, EMIT, NANOS6, KERNEL, MARK, TASKS, NOSV };
 
 struct opts {
 	long long events, threads, procs, looms, seed, start, step;
@@ -148,6 +154,81 @@ static void body_nanos6(struct gen *g, uint32_t typeid, uint32_t *taskid, uint32
 	body_emit(g);
 }
 
+/* Tasks created ahead and run later, as a runtime does. */
+static void body_tasks(struct gen *g, uint32_t typeid, uint32_t *taskid, uint32_t idstep)
+{
+	enum { BATCH = 1000 };
+	uint8_t decl[64];
+	put_u32(decl, typeid);
+	int len = snprintf((char *)decl + 4, sizeof(decl) - 4, "gen-task-type-%u", typeid);
+	if (g->left < 4) {
+		body_emit(g);
+		return;
+	}
+	emit(g, "6Hw", NULL, 0);
+	emit_jumbo(g, "6Yc", decl, 4 + (uint32_t)len + 1);
+	/* room for a batch of n: 2 + 7n events, the 6HW and the OHe */
+	while (g->left >= 2 + 7 + 2) {
+		long long n = (g->left - 4) / 7;
+		if (n > BATCH)
+			n = BATCH;
+		uint8_t p[8];
+		put_u32(p + 4, typeid);
+		emit(g, "6W[", NULL, 0);
+		for (long long i = 0; i < n; i++) {
+			put_u32(p, *taskid + (uint32_t)i * idstep);
+			emit(g, "6Tc", p, 8);
+		}
+		emit(g, "6W]", NULL, 0);
+		for (long long i = 0; i < n; i++) {
+			put_u32(p, *taskid + (uint32_t)i * idstep);
+			emit(g, "6Wt", NULL, 0);
+			emit(g, "6Tx", p, 4);
+			emit(g, "6Ma", NULL, 0);
+			emit(g, "6MA", NULL, 0);
+			emit(g, "6Te", p, 4);
+			emit(g, "6WT", NULL, 0);
+		}
+		*taskid += (uint32_t)n * idstep;
+	}
+	emit(g, "6HW", NULL, 0);
+	body_emit(g);
+}
+
+/* A nOS-V worker: each task is created, submitted, picked by the
+ * scheduler, run with a pause inside, then the worker idles or goes on. */
+static void body_nosv(struct gen *g, uint32_t typeid, uint32_t *taskid, uint32_t idstep)
+{
+	uint8_t decl[64];
+	put_u32(decl, typeid);
+	int len = snprintf((char *)decl + 4, sizeof(decl) - 4, "gen-nosv-type-%u", typeid);
+	if (g->left >= 4) {
+		emit(g, "VHw", NULL, 0);
+		emit_jumbo(g, "VYc", decl, 4 + (uint32_t)len + 1);
+		int resting = 0;
+		while (g->left >= 12) {
+			uint8_t p[8];
+			put_u32(p, *taskid);
+			put_u32(p + 4, typeid);
+			emit(g, "VTc", p, 8);
+			emit(g, "VAs", NULL, 0);
+			emit(g, "VAS", NULL, 0);
+			emit(g, "VSh", NULL, 0);
+			emit(g, "VSf", NULL, 0);
+			put_u32(p + 4, 0); /* body id of a normal task */
+			emit(g, "VTx", p, 8);
+			emit(g, "VTp", p, 8);
+			emit(g, "VTr", p, 8);
+			emit(g, "VTe", p, 8);
+			resting = !resting;
+			emit(g, resting ? "VPr" : "VPp", NULL, 0);
+			*taskid += idstep;
+		}
+		emit(g, "VHW", NULL, 0);
+	}
+	body_emit(g);
+}
+
 static void body_kernel(struct gen *g)
 {
 	long long n = 0;
@@ -195,10 +276,12 @@ static void write_json(const char *path, const struct opts *o, long long loom, l
 		       "        \"loom\": \"node%lld\",\n        \"app_id\": 1,\n"
 		       "        \"require\": {\n            \"ovni\": \"1.1.0\"",
 		   tid, pid, loom);
-	if (o->kind == NANOS6)
+	if (o->kind == NANOS6 || o->kind == TASKS)
 		out_str(&j, ",\n            \"nanos6\": \"1.1.0\"");
 	if (o->kind == KERNEL)
 		out_str(&j, ",\n            \"kernel\": \"1.0.0\"");
+	if (o->kind == NOSV)
+		out_str(&j, ",\n            \"nosv\": \"2.7.0\"");
 	out_str(&j, "\n        },\n");
 	if (o->kind == MARK)
 		out_str(&j, "        \"mark\": {\n            \"1\": {\n"
@@ -257,6 +340,8 @@ static void write_stream(const char *path, const struct opts *o, int32_t cpu, ui
 	case NANOS6: body_nanos6(&g, typeid, taskid, idstep); break;
 	case KERNEL: body_kernel(&g); break;
 	case MARK: body_mark(&g); break;
+	case TASKS: body_tasks(&g, typeid, taskid, idstep); break;
+	case NOSV: body_nosv(&g, typeid, taskid, idstep); break;
 	}
 	if (g.left > 0)
 		emit(&g, "OHe", NULL, 0);
@@ -291,7 +376,7 @@ static void parse(struct opts *o, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const kinds[] = { "pause", "emit", "nanos6", "kernel", "mark" };
+	static const char *const kinds[] = { "pause", "emit", "nanos6", "kernel", "mark", "tasks", "nosv" };
 	*o = (struct opts){ 1000000, 1, 1, 1, 1, 1000000000000LL, 100, PAUSE, 0, NULL };
 	int c;
 	while ((c = getopt_long(argc, argv, "n:t:p:l:k:s:h", longopts, NULL)) != -1) {

@@ -1,0 +1,155 @@
+#include "emu/presort.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/msg.h"
+#include "sort.h"
+
+#define MIB (1024.0 * 1024.0)
+
+/* A memory source that frees its bytes when closed. */
+struct owned_src {
+	struct byte_src src;
+	struct byte_src *mem;
+	uint8_t *data;
+};
+
+static ssize_t owned_read(struct byte_src *s, void *buf, size_t n)
+{
+	struct owned_src *o = (struct owned_src *)s;
+	return o->mem->read(o->mem, buf, n);
+}
+
+static void owned_close(struct byte_src *s)
+{
+	struct owned_src *o = (struct owned_src *)s;
+	o->mem->close(o->mem);
+	free(o->data);
+	free(o);
+}
+
+static struct byte_src *owned_src(uint8_t *data, size_t n)
+{
+	struct owned_src *o = calloc(1, sizeof(*o));
+	struct byte_src *mem = o ? byte_src_mem(data, n, 0) : NULL;
+	if (!mem) {
+		msg_err("out of memory");
+		free(o);
+		return NULL;
+	}
+	o->mem = mem;
+	o->data = data;
+	o->src.read = owned_read;
+	o->src.close = owned_close;
+	o->src.size = n;
+	return &o->src;
+}
+
+/* Reads stream i up to its first backward clock: 1 found (*back = its
+ * offset, *size = stream bytes), 0 in order, -1 after a message. */
+static int find_backward(struct trace *t, size_t i, uint64_t *back, uint64_t *size)
+{
+	struct byte_src *src = trace_stream_src(t, i);
+	struct stream_reader r;
+	if (!src || sr_open(&r, src, t->streams[i].obs_name, SR_UNSORTED | SR_QUIET) != 0)
+		return -1;
+	*size = src->size;
+	struct ev ev;
+	int rc;
+	while ((rc = sr_next(&r, &ev)) == 1 && r.nbackwards == 0)
+		;
+	if (rc == 1)
+		*back = ev.offset;
+	sr_close(&r);
+	return rc;
+}
+
+/* The whole stream in a buffer of *len bytes. NULL after a message. */
+static uint8_t *load(struct trace *t, size_t i, size_t *len)
+{
+	const char *name = t->streams[i].obs_name;
+	struct byte_src *src = trace_stream_src(t, i);
+	if (!src)
+		return NULL;
+	size_t cap = src->size != UINT64_MAX && src->size < SIZE_MAX ? (size_t)src->size + 1 : 1u << 20;
+	size_t n = 0;
+	uint8_t *buf = malloc(cap);
+	for (ssize_t got = 1; buf && got > 0;) {
+		if (n == cap) {
+			uint8_t *b = cap < SIZE_MAX / 2 ? realloc(buf, 2 * cap) : NULL;
+			if (!b)
+				break;
+			buf = b;
+			cap *= 2;
+		}
+		got = src->read(src, buf + n, cap - n);
+		if (got < 0) {
+			src->close(src);
+			free(buf);
+			return NULL;
+		}
+		n += (size_t)got;
+		if (got == 0) {
+			src->close(src);
+			*len = n;
+			return buf;
+		}
+	}
+	src->close(src);
+	free(buf);
+	msg_err("%s: out of memory to sort its unordered regions in memory; run `ovni sort %s` first",
+		name, t->root);
+	return NULL;
+}
+
+static struct byte_src *refuse(struct presort *p, struct trace *t, size_t i, uint64_t back, uint64_t size)
+{
+	const char *name = t->streams[i].obs_name;
+	if (p->limit == 0)
+		msg_err("%s: offset %" PRIu64 ": the clock goes back (unordered regions OU[ ... OU] not sorted "
+			"yet, and --sort-mem 0 forbids sorting them in memory); run `ovni sort %s` first",
+			name, back, t->root);
+	else
+		msg_err("%s: offset %" PRIu64 ": the clock goes back (unordered regions OU[ ... OU] not sorted "
+			"yet); sorting in memory would hold %.0f MiB, over --sort-mem %.0f; run `ovni sort %s` first",
+			name, back, (double)(p->used + size) / MIB, (double)p->limit / MIB, t->root);
+	return NULL;
+}
+
+struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i)
+{
+	uint64_t back = 0, size = 0;
+	int r = find_backward(t, i, &back, &size);
+	if (r < 0)
+		return NULL;
+	if (r == 0)
+		return trace_stream_src(t, i);
+	if (size == UINT64_MAX || p->used + size > p->limit)
+		return refuse(p, t, i, back, size);
+	size_t len = 0;
+	uint8_t *buf = load(t, i, &len);
+	if (!buf)
+		return NULL;
+	const char *name = t->streams[i].obs_name;
+	struct sort_stats st;
+	struct sort_opts o = { .name = name };
+	if (len < STREAM_HEADER_SIZE ||
+	    sort_mem(buf + STREAM_HEADER_SIZE, len - STREAM_HEADER_SIZE, STREAM_HEADER_SIZE, &o, &st) != 0) {
+		free(buf);
+		return NULL;
+	}
+	if (!st.changed) { /* not a region's doing: the player reports it */
+		free(buf);
+		return trace_stream_src(t, i);
+	}
+	p->used += len;
+	p->nsorted++;
+	msg_info("%s: %" PRIu64 " unordered region%s sorted in memory (the trace is unchanged; "
+		 "`ovni sort %s` sorts it for good)", name, st.regions, st.regions == 1 ? "" : "s", t->root);
+	struct byte_src *src = owned_src(buf, len);
+	if (!src)
+		free(buf);
+	return src;
+}

@@ -1,0 +1,180 @@
+#include "kswitch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h> /* snprintf, for the one-time reason only */
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The record sizes this reader knows, with sample_type = TIME and
+ * sample_id_all: the time is the last u64 of every record. */
+#define SWITCH_SIZE (sizeof(struct perf_event_header) + 8)
+#define LOST_SIZE (sizeof(struct perf_event_header) + 3 * 8)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int kswitch_open(struct kswitch *k, unsigned ring_pages)
+{
+	memset(k, 0, sizeof(*k));
+	k->fd = -1;
+	if (ring_pages == 0)
+		ring_pages = KSWITCH_RING_PAGES;
+	if (ring_pages & (ring_pages - 1))
+		return -EINVAL;
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.sample_type = PERF_SAMPLE_TIME;
+	a.sample_id_all = 1;
+	a.context_switch = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.exclude_kernel = 1; /* asks for nothing perf_event_paranoid 2 forbids */
+	a.exclude_hv = 1;
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = (size_t)page * (ring_pages + 1u);
+	void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (map == MAP_FAILED) {
+		int err = errno;
+		close((int)fd);
+		return -err;
+	}
+	const struct perf_event_mmap_page *meta = map;
+	k->fd = (int)fd;
+	k->map = map;
+	k->map_size = size;
+	/* data_offset and data_size are 0 before Linux 4.1: one page in, the rest */
+	k->ring = k->map + (meta->data_offset ? meta->data_offset : (uint64_t)page);
+	k->ring_size = meta->data_size ? meta->data_size : (uint64_t)page * ring_pages;
+	return 0;
+}
+
+/* n bytes of the ring from stream position pos, which may wrap. */
+static void ring_copy(const struct kswitch *k, uint64_t pos, void *dst, size_t n)
+{
+	size_t off = (size_t)(pos & (k->ring_size - 1));
+	size_t first = k->ring_size - off < n ? (size_t)(k->ring_size - off) : n;
+	memcpy(dst, k->ring + off, first);
+	memcpy((uint8_t *)dst + first, k->ring, n - first);
+}
+
+struct drain {
+	struct kswitch *k;
+	kswitch_emit_fn emit;
+	void *ctx;
+	uint64_t start; /* clock of the OU[ */
+	int opened;
+	size_t n;
+};
+
+/* Writes KCO (out) or KCI at clock, opening the region first. */
+static void put(struct drain *d, int out, uint64_t clock)
+{
+	if (!d->opened) {
+		d->emit(d->ctx, "OU[", d->start);
+		d->opened = 1;
+	}
+	d->emit(d->ctx, out ? "KCO" : "KCI", clock);
+	d->k->out = out;
+	d->n++;
+}
+
+size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
+{
+	if (k->fd < 0)
+		return 0;
+	struct perf_event_mmap_page *meta = (struct perf_event_mmap_page *)k->map;
+	/* acquire: the records before head are complete once head is read */
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	struct drain d = { k, emit, ctx, now_ns(), 0, 0 };
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		ring_copy(k, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break; /* cannot happen with a sane kernel: drop the rest */
+		uint64_t rec[4];
+		if (h.type == PERF_RECORD_SWITCH && h.size == SWITCH_SIZE) {
+			ring_copy(k, tail, rec, SWITCH_SIZE);
+			int out = !!(h.misc & PERF_RECORD_MISC_SWITCH_OUT);
+			/* after lost records a switch may repeat the state: skip it */
+			if (out != k->out)
+				put(&d, out, rec[1]);
+		} else if (h.type == PERF_RECORD_LOST && h.size == LOST_SIZE) {
+			ring_copy(k, tail, rec, LOST_SIZE);
+			k->lost += rec[2];
+		}
+		tail += h.size;
+	}
+	/* release: the kernel may reuse the space once tail is stored */
+	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+	if (k->out) /* the switch-in was lost, but the thread runs now */
+		put(&d, 0, d.start);
+	if (d.opened)
+		emit(ctx, "OU]", now_ns());
+	k->nswitches += d.n;
+	return d.n;
+}
+
+void kswitch_close(struct kswitch *k)
+{
+	if (k->fd < 0)
+		return;
+	munmap(k->map, k->map_size);
+	close(k->fd);
+	k->fd = -1;
+	k->map = k->ring = NULL;
+}
+
+/* kernel.perf_event_paranoid, or -100 when it cannot be read. */
+static int paranoid(void)
+{
+	char buf[16];
+	int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -100;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -100;
+	buf[n] = '\0';
+	int v = -100;
+	sscanf(buf, "%d", &v);
+	return v;
+}
+
+const char *kswitch_strerror(int err, char *buf, size_t n)
+{
+	int e = err < 0 ? -err : err;
+	int p = paranoid();
+	if (e == EACCES || e == EPERM) {
+		if (p > 2)
+			snprintf(buf, n, "perf_event_open: %s: kernel.perf_event_paranoid is %d, 2 or less "
+				 "is needed (or CAP_PERFMON)", strerror(e), p);
+		else
+			snprintf(buf, n, "perf_event_open: %s: perf events are forbidden here "
+				 "(kernel.perf_event_paranoid is %d; a container or seccomp policy may "
+				 "block them)", strerror(e), p);
+	} else if (e == ENOSYS || e == ENOENT || e == EINVAL || e == EOPNOTSUPP) {
+		snprintf(buf, n, "perf_event_open: %s: this kernel cannot record context switches "
+			 "with CLOCK_MONOTONIC time stamps (Linux 4.3 or newer is needed)", strerror(e));
+	} else {
+		snprintf(buf, n, "perf_event_open: %s", strerror(e));
+	}
+	return buf;
+}

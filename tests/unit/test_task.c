@@ -1,0 +1,300 @@
+/* Tasks and bodies (lib/model/task.c) and the u32 map under them: the body
+ * state machine, nesting and resurrection per flag, parallel bodies, task
+ * types and their values, and that ended tasks are freed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan/fail.h"
+#include "io/msg.h"
+#include "labelhash.h"
+#include "model/task.h"
+#include "t.h"
+#include "u32map.h"
+
+/* The call fails and the reason contains want. */
+#define CHECK_FAIL(call, want, what) do { \
+	fail_clear(); \
+	int rc_ = (call); \
+	CHECK(rc_ == -1 && strstr(fail_reason(), (want)), "%s fails: %s", what, fail_reason()); \
+	fail_clear(); \
+} while (0)
+
+static void test_u32map(void)
+{
+	enum { N = 20000, KEYS = 5000 };
+	static int ref[KEYS]; /* 0 absent, else value */
+	static int vals[KEYS + 1];
+	struct u32map m;
+	u32map_init(&m);
+	CHECK(u32map_get(&m, 3) == NULL, "empty map has nothing");
+	CHECK(u32map_del(&m, 3) == NULL, "deleting from an empty map");
+	unsigned seed = 12345;
+	int bad = 0;
+	for (int i = 0; i < N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		uint32_t k = (seed >> 8) % KEYS;
+		/* Keys far apart too, so that high bits matter. */
+		uint32_t key = k * 2654435761u;
+		if ((seed >> 4) % 3 == 0) {
+			void *v = u32map_del(&m, key);
+			if ((v == NULL) != (ref[k] == 0))
+				bad++;
+			ref[k] = 0;
+		} else {
+			vals[k] = i + 1;
+			if (u32map_put(&m, key, &vals[k]) != 0)
+				bad++;
+			ref[k] = i + 1;
+		}
+	}
+	size_t n = 0;
+	for (uint32_t k = 0; k < KEYS; k++) {
+		int *v = u32map_get(&m, k * 2654435761u);
+		if (ref[k]) {
+			n++;
+			if (!v || *v != ref[k])
+				bad++;
+		} else if (v) {
+			bad++;
+		}
+	}
+	CHECK_INT(bad, 0, "u32map agrees with a plain array after random puts and deletes");
+	CHECK_INT(u32map_count(&m), n, "u32map counts its keys");
+	u32map_free(&m);
+}
+
+static void test_idset(void)
+{
+	struct task_idset s;
+	task_idset_init(&s);
+	CHECK(!task_idset_has(&s, 0), "empty set");
+	uint32_t ids[] = { 0, 1, 511, 512, 4000000000u, 0xffffffffu, 77777 };
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		task_idset_add(&s, ids[i]);
+	int all = 1;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		all &= task_idset_has(&s, ids[i]);
+	CHECK(all, "idset has every added id");
+	CHECK(!task_idset_has(&s, 2) && !task_idset_has(&s, 513) && !task_idset_has(&s, 0xfffffffeu),
+	      "idset lacks the others");
+	/* Many chunks: more than one block of storage. */
+	for (uint32_t i = 0; i < 300; i++)
+		task_idset_add(&s, i * 1000000u);
+	all = 1;
+	for (uint32_t i = 0; i < 300; i++)
+		all &= task_idset_has(&s, i * 1000000u) && !task_idset_has(&s, i * 1000000u + 2);
+	CHECK(all && s.nblocks == 2, "idset over two storage blocks (%zu)", s.nblocks);
+	task_idset_free(&s);
+}
+
+static void test_types(void)
+{
+	struct task_table t;
+	task_table_init(&t);
+	CHECK_INT(task_type_declare(&t, 3, "type-3", 6), 0, "declare type 3");
+	const struct task_type *ty = task_type_find(&t, 3);
+	CHECK(ty && strcmp(ty->label, "type-3") == 0, "type 3 found with its label");
+	CHECK_INT(ty ? ty->value : 0, 115414439, "value of \"type-3\" (spec 4.3)");
+	CHECK_FAIL(task_type_declare(&t, 3, "other", 5), "declared twice", "declaring type 3 again");
+	CHECK_INT(task_type_declare(&t, 9, "", 0), 0, "declare an unlabeled type");
+	ty = task_type_find(&t, 9);
+	CHECK_STR(ty ? ty->label : "", "(unlabeled task type 9)", "the label of an unlabeled type");
+	CHECK_INT(task_type_declare(&t, 4, "abcdef", 3), 0, "a label is cut at its length");
+	CHECK_STR(task_type_find(&t, 4)->label, "abc", "label of type 4");
+	CHECK_INT(task_type_count(&t), 3, "three types");
+	CHECK(task_type_at(&t, 0)->id == 3 && task_type_at(&t, 1)->id == 9 && task_type_at(&t, 2)->id == 4,
+	      "types in declaration order");
+	CHECK(task_type_find(&t, 5) == NULL, "type 5 was not declared");
+	CHECK_FAIL(task_create(&t, 1, 5, 0), "not declared", "creating a task of an unknown type");
+	task_table_free(&t);
+}
+
+/* Two labels with the same value, found by trying "c<n>" labels. */
+static int find_collision(char *a, char *b, size_t size)
+{
+	struct u32map seen;
+	u32map_init(&seen);
+	static uint32_t nums[400000];
+	int found = 0;
+	for (uint32_t i = 1; i < 400000 && !found; i++) {
+		char l[32];
+		snprintf(l, sizeof(l), "c%u", i);
+		uint32_t v = labelhash_type_value(l);
+		uint32_t *other = u32map_get(&seen, v);
+		if (other) {
+			snprintf(a, size, "c%u", *other);
+			snprintf(b, size, "c%u", i);
+			found = 1;
+		} else {
+			nums[i] = i;
+			u32map_put(&seen, v, &nums[i]);
+		}
+	}
+	u32map_free(&seen);
+	return found;
+}
+
+static void test_values(void)
+{
+	struct task_table p0, p1;
+	struct task_values v;
+	char a[32], b[32];
+	task_table_init(&p0);
+	task_table_init(&p1);
+	task_values_init(&v);
+	task_type_declare(&p0, 1, "same", 4);
+	task_type_declare(&p1, 7, "same", 4);
+	CHECK_INT(task_values_add(&v, task_type_find(&p0, 1)), 1, "a new value");
+	CHECK_INT(task_values_add(&v, task_type_find(&p1, 7)), 0, "the same label from another process");
+	CHECK(find_collision(a, b, sizeof(a)), "two labels with the same value exist (%s, %s)", a, b);
+	task_type_declare(&p0, 2, a, strlen(a));
+	task_type_declare(&p1, 2, b, strlen(b));
+	CHECK_INT(task_values_add(&v, task_type_find(&p0, 2)), 1, "first of the colliding labels");
+	CHECK_FAIL(task_values_add(&v, task_type_find(&p1, 2)), "collision", "a second label with that value");
+	task_values_free(&v);
+	task_table_free(&p0);
+	task_table_free(&p1);
+}
+
+static const char *top_name(const struct task_stack *s, char *buf)
+{
+	const struct body *b = task_stack_top(s);
+	if (!b)
+		return "none";
+	body_name(b, buf, 64);
+	strcat(buf, body_state_name(b->state));
+	return buf;
+}
+
+static void test_nanos6_like(void)
+{
+	enum { F = TASK_PAUSE | TASK_RELAX_NESTING };
+	struct task_table t;
+	struct task_stack s;
+	char buf[64];
+	task_table_init(&t);
+	task_stack_init(&s);
+	task_type_declare(&t, 1, "t", 1);
+	CHECK_INT(task_create(&t, 1, 1, F), 0, "create task 1");
+	CHECK_FAIL(task_create(&t, 1, 1, F), "created twice", "creating task 1 again");
+	CHECK_FAIL(task_execute(&t, &s, 2, 0), "no such task", "running a task never created");
+	CHECK_FAIL(task_pause(&t, &s, 1, 0), "runs no task", "pausing with nothing running");
+	CHECK_FAIL(task_end(&t, &s, 1, 0), "runs no task", "ending with nothing running");
+	CHECK_FAIL(task_execute(&t, &s, 1, 3), "not parallel", "a body id on a normal task");
+	CHECK_INT(task_execute(&t, &s, 1, 0), 0, "run task 1");
+	CHECK_STR(top_name(&s, buf), "body(id=1,taskid=1)Running", "task 1 runs");
+	CHECK(task_stack_running(&s) == task_stack_top(&s), "running body shown");
+	CHECK_FAIL(task_execute(&t, &s, 1, 0), "already Running", "running task 1 inside itself");
+	CHECK_FAIL(task_resume(&t, &s, 1, 0), "not Paused", "resuming a running task");
+	CHECK_INT(task_pause(&t, &s, 1, 0), 0, "pause task 1");
+	CHECK(task_stack_running(&s) == NULL, "a paused top shows nothing");
+	CHECK_FAIL(task_pause(&t, &s, 1, 0), "not Running", "pausing twice");
+	CHECK_FAIL(task_end(&t, &s, 1, 0), "not Running", "ending a paused task");
+	CHECK_FAIL(task_execute(&t, &s, 1, 0), "must be resumed", "running a paused task");
+	/* Nested over a paused body: no warning needed. */
+	task_create(&t, 2, 1, F);
+	CHECK_INT(task_execute(&t, &s, 2, 0), 0, "run task 2 over paused task 1");
+	CHECK_FAIL(task_resume(&t, &s, 1, 0), "innermost body of this thread is body(id=1,taskid=2)",
+		   "resuming task 1 under task 2");
+	/* Relaxed nesting over a running body: accepted (with a warning). */
+	task_create(&t, 3, 1, F);
+	CHECK_INT(task_execute(&t, &s, 3, 0), 0, "run task 3 inside running task 2");
+	CHECK_INT(s.n, 3, "three bodies stacked");
+	CHECK_INT(task_end(&t, &s, 3, 0), 0, "end task 3");
+	CHECK_STR(top_name(&s, buf), "body(id=1,taskid=2)Running", "task 2 is on top again");
+	CHECK_FAIL(task_execute(&t, &s, 3, 0), "already ended", "running ended task 3 again");
+	CHECK_FAIL(task_create(&t, 3, 1, F), "created twice", "creating ended task 3 again");
+	CHECK_INT(task_end(&t, &s, 2, 0), 0, "end task 2");
+	CHECK_INT(task_resume(&t, &s, 1, 0), 0, "resume task 1");
+	CHECK_INT(task_end(&t, &s, 1, 0), 0, "end task 1");
+	CHECK_INT(s.n, 0, "stack empty");
+	CHECK_INT(task_count(&t), 0, "every ended task is freed");
+	task_stack_free(&s);
+	task_table_free(&t);
+}
+
+static void test_nosv_like(void)
+{
+	enum { NORMAL = TASK_PAUSE | TASK_RESURRECT };
+	struct task_table t;
+	struct task_stack s, s2;
+	task_table_init(&t);
+	task_stack_init(&s);
+	task_stack_init(&s2);
+	task_type_declare(&t, 100, "t", 1);
+	task_create(&t, 1, 100, NORMAL);
+	task_create(&t, 2, 100, NORMAL);
+	task_execute(&t, &s, 1, 0);
+	CHECK_FAIL(task_execute(&t, &s, 2, 0), "cannot run body(id=1,taskid=2) inside body(id=1,taskid=1)",
+		   "nesting without relaxed nesting");
+	CHECK_INT(task_execute(&t, &s2, 2, 0), 0, "task 2 runs on another thread");
+	CHECK_INT(task_end(&t, &s, 1, 0), 0, "end task 1");
+	CHECK_INT(task_execute(&t, &s, 1, 0), 0, "task 1 runs again (resurrect)");
+	CHECK_INT(task_end(&t, &s, 1, 0), 0, "end task 1 again");
+	CHECK_FAIL(task_end(&t, &s, 2, 0), "runs no task", "ending task 2 on the wrong thread");
+	CHECK_INT(task_end(&t, &s2, 2, 0), 0, "end task 2 on its thread");
+	CHECK_INT(task_count(&t), 2, "resurrectable tasks are kept");
+
+	/* Parallel tasks: bodies by id, each runs once, no pause. */
+	task_create(&t, 200, 100, TASK_PARALLEL);
+	task_create(&t, 201, 100, TASK_PARALLEL);
+	CHECK_FAIL(task_execute(&t, &s, 200, 0), "count from 1", "body 0 of a parallel task");
+	CHECK_INT(task_execute(&t, &s, 200, 1), 0, "body 1 of task 200");
+	CHECK_INT(task_execute(&t, &s2, 200, 2), 0, "body 2 of task 200 on another thread");
+	CHECK_FAIL(task_execute(&t, &s, 201, 2), "cannot run body(id=2,taskid=201) inside body(id=1,taskid=200)",
+		   "nesting a parallel body");
+	CHECK_FAIL(task_pause(&t, &s, 200, 1), "not allowed to pause", "pausing a parallel body");
+	CHECK_FAIL(task_end(&t, &s, 200, 2), "innermost body of this thread is body(id=1,taskid=200)",
+		   "ending body 2 on the thread of body 1");
+	CHECK_INT(task_end(&t, &s, 200, 1), 0, "end body 1");
+	CHECK_INT(task_end(&t, &s2, 200, 2), 0, "end body 2");
+	CHECK_FAIL(task_execute(&t, &s, 200, 1), "not allowed to run again", "body 1 again");
+	CHECK_INT(task_execute(&t, &s, 200, 3), 0, "body 3 of task 200");
+	CHECK_INT(task_end(&t, &s, 200, 3), 0, "end body 3");
+	CHECK_INT(t.body_pool.nfree, 2, "ended bodies go back to the pool");
+	task_stack_free(&s);
+	task_stack_free(&s2);
+	task_table_free(&t);
+}
+
+/* Many tasks, created and ended in waves: memory stays at the live ones. */
+static void test_reuse(void)
+{
+	enum { WAVES = 50, PER = 3000 };
+	struct task_table t;
+	struct task_stack s;
+	task_table_init(&t);
+	task_stack_init(&s);
+	task_type_declare(&t, 1, "t", 1);
+	int bad = 0;
+	uint32_t id = 1;
+	for (int w = 0; w < WAVES; w++) {
+		for (int i = 0; i < PER; i++)
+			bad += task_create(&t, id + i, 1, TASK_PAUSE) != 0;
+		for (int i = 0; i < PER; i++) {
+			bad += task_execute(&t, &s, id + i, 0) != 0;
+			bad += task_end(&t, &s, id + i, 0) != 0;
+		}
+		id += PER;
+	}
+	CHECK_INT(bad, 0, "%d waves of %d tasks", WAVES, PER);
+	CHECK_INT(task_count(&t), 0, "no task left");
+	CHECK(t.task_pool.nslabs <= 3, "task structs are reused (%zu slabs)", t.task_pool.nslabs);
+	fail_clear();
+	CHECK_FAIL(task_create(&t, 77, 1, 0), "created twice", "an id of a freed task");
+	task_stack_free(&s);
+	task_table_free(&t);
+}
+
+int main(void)
+{
+	test_u32map();
+	test_idset();
+	test_types();
+	test_values();
+	test_nanos6_like();
+	test_nosv_like();
+	test_reuse();
+	return t_done();
+}
