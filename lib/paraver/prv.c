@@ -172,46 +172,26 @@ static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w)
 	return 0;
 }
 
-/* Everything the fast path leaves out: repeated values, zeros, a new
- * time, a new value of two or more digits. */
-static __attribute__((noinline)) int emit_slow(struct chan *c, struct prv_sink *s)
+/* A long value other than the last one of the sink: its tail first. */
+static __attribute__((noinline)) int put_new_tail(struct prv_sink *s, int64_t w)
 {
-	struct value v = chan_read(c);
-	if (value_eq(v, s->last) && !(s->flags & PRV_EMITDUP)) {
-		if (s->flags & PRV_SKIPDUP)
-			return 0;
-		if (!(s->flags & PRV_SKIPDUPNULL))
-			return fail_dup(c, s);
-		if (value_is_null(v))
-			return 0;
-	}
-	int64_t w = v.i; /* null holds 0 */
-	if (v.kind == VALUE_INT64) {
-		w += s->add;
-		if (w == 0 && !(s->flags & PRV_ZERO))
-			return fail_zero(c, s);
-	}
-	s->last = v;
-	struct prv *p = s->prv;
-	if (p->time != tcache.time)
-		tcache_set(p->time);
-	if ((uint64_t)w >= 10 && w != s->tail_value) {
-		s->taillen = s->typelen + put_i64(s->tail + s->typelen, w);
-		s->tail[s->taillen++] = '\n';
-		s->tail_value = w;
-	}
-	return put_line(p, s, w);
+	s->taillen = s->typelen + put_i64(s->tail + s->typelen, w);
+	s->tail[s->taillen++] = '\n';
+	s->tail_value = w;
+	return put_line(s->prv, s, w);
 }
 
-/* The hot path once the time is formatted: a new value, either one digit
- * or the sink's last value of more digits. A leaf but for tail calls. */
+/* Once the time is formatted: the value (or null) as a line. A leaf but
+ * for tail calls. */
 static inline int emit_now(struct chan *c, struct prv_sink *s)
 {
 	struct value v = chan_read(c);
-	int64_t w = v.i + (v.kind == VALUE_INT64 ? s->add : 0);
-	if ((w == 0 && v.kind == s->zero_kind) || ((uint64_t)w >= 10 && w != s->tail_value))
-		return emit_slow(c, s);
+	int64_t w = v.i + (v.kind == VALUE_INT64 ? s->add : 0); /* null holds 0 */
+	if (w == 0 && v.kind == s->zero_kind)
+		return fail_zero(c, s);
 	s->last = v;
+	if ((uint64_t)w >= 10 && w != s->tail_value)
+		return put_new_tail(s, w);
 	return put_line(s->prv, s, w);
 }
 
@@ -225,10 +205,14 @@ static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv
 static int emit(struct chan *c, void *arg)
 {
 	struct prv_sink *s = arg;
-	if (value_eq(chan_read(c), s->last)) {
+	struct value v = chan_read(c);
+	if (value_eq(v, s->last) && !(s->flags & PRV_EMITDUP)) {
 		if (s->flags & PRV_SKIPDUP)
 			return 0;
-		return emit_slow(c, s);
+		if (!(s->flags & PRV_SKIPDUPNULL))
+			return fail_dup(c, s);
+		if (value_is_null(v))
+			return 0;
 	}
 	if (s->prv->time != tcache.time)
 		return emit_at_new_time(c, s);
