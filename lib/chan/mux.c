@@ -78,12 +78,15 @@ static int on_select(struct chan *c, void *arg)
 	return forward(m);
 }
 
+/* The fan holds just the inputs their muxes pick now, so each output
+ * takes c's value (what forward() would read) without asking. */
 static int on_input(struct chan *c, void *arg)
 {
 	(void)arg;
-	struct chan_fan *f = c->fan;
+	const struct chan_fan *f = c->fan;
+	struct value v = chan_read(c);
 	for (size_t i = 0; i < f->n; i++)
-		if (forward(f->v[i]->mux) != 0)
+		if (chan_set(f->v[i]->mux->output, v) != 0)
 			return -1;
 	return 0;
 }
