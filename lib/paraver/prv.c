@@ -53,7 +53,13 @@ static inline size_t put_i64(char *d, int64_t s)
 	}
 	size_t n = ndigits(v);
 	char *p = d + n;
-	while (v >= 100) {
+	while (v >= 10000) {
+		unsigned r = (unsigned)(v % 10000);
+		v /= 10000;
+		p -= 4;
+		memcpy(p, fmt_digits4 + 4 * r, 4);
+	}
+	if (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
 		p -= 2;
