@@ -28,8 +28,10 @@ void chan_free(struct chan *c)
 	free(c->on_dirty.v);
 	free(c->on_emit.v);
 	free(c->stack);
-	if (c->fan)
+	if (c->fan) {
 		free(c->fan->v);
+		free(c->fan->out);
+	}
 	free(c->fan);
 	free(c->name);
 	memset(c, 0, sizeof(*c));

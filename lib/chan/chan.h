@@ -45,6 +45,7 @@ struct chan_cbs {
  * one dirty callback forwards the channel to just those muxes. */
 struct chan_fan {
 	struct mux_input **v;
+	struct chan **out; /* the output of v[i]'s mux: one load less per change */
 	size_t n, cap;
 };
 
