@@ -209,15 +209,34 @@ const struct task_type *task_type_find(const struct task_table *t, uint32_t id)
 
 /* ---- tasks ---- */
 
-static struct task_page *page_of(const struct task_table *t, uint32_t id)
+static struct task_page_ref *recent_ref(struct task_table *t, uint32_t key)
+{
+	return &t->recent[(key * 0x9e3779b9u) >> 28];
+}
+
+/* The page of id, or NULL; remembered among the recent ones. */
+static struct task_page *page_of(struct task_table *t, uint32_t id)
 {
 	uint32_t key = id >> TASK_PAGE_SHIFT;
-	if (t->last_page && t->last_key == key)
-		return t->last_page;
-	return u32map_get(&t->pages, key);
+	struct task_page_ref *r = recent_ref(t, key);
+	if (r->page && r->key == key)
+		return r->page;
+	struct task_page *pg = u32map_get(&t->pages, key);
+	if (pg) {
+		r->key = key;
+		r->page = pg;
+	}
+	return pg;
 }
 
 struct task *task_find(const struct task_table *t, uint32_t id)
+{
+	struct task_page *pg = u32map_get(&t->pages, id >> TASK_PAGE_SHIFT);
+	return pg ? pg->slot[id & (TASK_PAGE - 1)] : NULL;
+}
+
+/* task_find that remembers the page: the model's events look ids up. */
+static struct task *find_task(struct task_table *t, uint32_t id)
 {
 	struct task_page *pg = page_of(t, id);
 	return pg ? pg->slot[id & (TASK_PAGE - 1)] : NULL;
@@ -237,9 +256,10 @@ static int dir_add(struct task_table *t, struct task *k)
 			pool_put(&t->page_pool, pg);
 			return -1;
 		}
+		struct task_page_ref *r = recent_ref(t, key);
+		r->key = key;
+		r->page = pg;
 	}
-	t->last_key = key;
-	t->last_page = pg;
 	struct task **slot = &pg->slot[k->id & (TASK_PAGE - 1)];
 	if (*slot)
 		return 1;
@@ -258,8 +278,9 @@ static void dir_del(struct task_table *t, uint32_t id)
 	if (--pg->n)
 		return;
 	u32map_del(&t->pages, id >> TASK_PAGE_SHIFT);
-	if (t->last_page == pg)
-		t->last_page = NULL;
+	struct task_page_ref *r = recent_ref(t, id >> TASK_PAGE_SHIFT);
+	if (r->page == pg)
+		r->page = NULL;
 	pool_put(&t->page_pool, pg);
 }
 
@@ -321,9 +342,9 @@ const char *body_name(const struct body *b, char *buf, size_t size)
 }
 
 /* The task of an event; fails naming what was wrong with the id. */
-static struct task *find_live(const struct task_table *t, uint32_t id, const char *verb)
+static struct task *find_live(struct task_table *t, uint32_t id, const char *verb)
 {
-	struct task *k = task_find(t, id);
+	struct task *k = find_task(t, id);
 	if (k)
 		return k;
 	if (task_idset_has(&t->freed, id))
@@ -439,7 +460,7 @@ int task_execute(struct task_table *t, struct task_stack *s, uint32_t id, uint32
 
 /* The top body of the thread, which must be body bodyid of task id in
  * state want. */
-static struct body *top_body(const struct task_table *t, const struct task_stack *s, uint32_t id,
+static struct body *top_body(struct task_table *t, const struct task_stack *s, uint32_t id,
 			     uint32_t bodyid, int want, const char *verb)
 {
 	char n1[64];

@@ -86,12 +86,19 @@ struct task_page {
 	uint32_t n; /* tasks in slot */
 };
 
+/* Recently used pages by a hash of their key: each thread goes through its
+ * own run of ids, so one last page would thrash between threads. */
+enum { TASK_PAGE_CACHE = 16 };
+struct task_page_ref {
+	uint32_t key;
+	struct task_page *page; /* NULL: empty entry */
+};
+
 /* The tasks and task types of one process (ids are per process). */
 struct task_table {
 	struct u32map pages; /* id >> TASK_PAGE_SHIFT -> struct task_page *, with a task */
 	size_t ntasks; /* that may still run */
-	uint32_t last_key; /* the page of the last task created */
-	struct task_page *last_page; /* or NULL */
+	struct task_page_ref recent[TASK_PAGE_CACHE];
 	struct task_idset freed; /* ids of tasks freed after ending */
 	struct u32map types; /* id -> struct task_type * */
 	const struct task_type *last_type; /* of the last creation */
