@@ -149,7 +149,8 @@ static void task_release(struct task *k)
 
 void task_table_free(struct task_table *t)
 {
-	for (size_t i = 0; t->pages.slots && i <= t->pages.mask; i++) {
+	/* only parallel tasks own more: no walk over millions of others */
+	for (size_t i = 0; t->nparallel && t->pages.slots && i <= t->pages.mask; i++) {
 		struct task_page *pg = t->pages.slots[i].val;
 		for (size_t j = 0; pg && j < TASK_PAGE; j++)
 			if (pg->slot[j])
@@ -321,6 +322,7 @@ int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags
 	}
 	u32map_init(&k->par->bodies);
 	task_idset_init(&k->par->used);
+	t->nparallel++;
 	return 0;
 }
 

@@ -98,6 +98,7 @@ struct task_page_ref {
 struct task_table {
 	struct u32map pages; /* id >> TASK_PAGE_SHIFT -> struct task_page *, with a task */
 	size_t ntasks; /* that may still run */
+	size_t nparallel; /* parallel tasks created (they own more to free) */
 	struct task_page_ref recent[TASK_PAGE_CACHE];
 	struct task_idset freed; /* ids of tasks freed after ending */
 	struct u32map types; /* id -> struct task_type * */
