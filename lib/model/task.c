@@ -153,8 +153,8 @@ void task_table_free(struct task_table *t)
 	for (size_t i = 0; t->nparallel && t->pages.slots && i <= t->pages.mask; i++) {
 		struct task_page *pg = t->pages.slots[i].val;
 		for (size_t j = 0; pg && j < TASK_PAGE; j++)
-			if (pg->slot[j])
-				task_release(pg->slot[j]);
+			if (pg->slot[j] && !(pg->slot[j] & 1))
+				task_release((struct task *)pg->slot[j]);
 	}
 	u32map_free(&t->pages);
 	task_idset_free(&t->freed);
@@ -230,24 +230,52 @@ static struct task_page *page_of(struct task_table *t, uint32_t id)
 	return pg;
 }
 
-struct task *task_find(const struct task_table *t, uint32_t id)
+/* The struct task of slot i of pg (task id), made from its idle form when
+ * needed; NULL when out of memory. */
+static struct task *task_of(struct task_table *t, struct task_page *pg, uint32_t id)
 {
-	struct task_page *pg = u32map_get(&t->pages, id >> TASK_PAGE_SHIFT);
-	return pg ? pg->slot[id & (TASK_PAGE - 1)] : NULL;
+	size_t i = id & (TASK_PAGE - 1);
+	if (!(pg->slot[i] & 1))
+		return (struct task *)pg->slot[i];
+	struct task *k = pool_get(&t->task_pool);
+	if (!k)
+		return NULL;
+	memset(k, 0, sizeof(*k));
+	k->id = id;
+	k->flags = pg->idle[i] & ~TASK_IDLE_DEAD;
+	k->type = (const struct task_type *)(pg->slot[i] & ~(uintptr_t)1);
+	k->body.task = k;
+	k->body.id = 1;
+	k->body.state = (pg->idle[i] & TASK_IDLE_DEAD) ? BODY_DEAD : BODY_CREATED;
+	pg->slot[i] = (uintptr_t)k;
+	return k;
 }
 
-/* task_find that remembers the page: the model's events look ids up. */
-static struct task *find_task(struct task_table *t, uint32_t id)
+/* Back to the idle form: a normal task that ended and may run again. */
+static void task_idle(struct task_table *t, struct task *k)
+{
+	struct task_page *pg = page_of(t, k->id);
+	size_t i = k->id & (TASK_PAGE - 1);
+	pg->slot[i] = (uintptr_t)k->type | 1;
+	pg->idle[i] = (uint8_t)(k->flags | TASK_IDLE_DEAD);
+	pool_put(&t->task_pool, k);
+}
+
+/* The model's events look ids up: page_of remembers the page. */
+struct task *task_find(struct task_table *t, uint32_t id)
 {
 	struct task_page *pg = page_of(t, id);
-	return pg ? pg->slot[id & (TASK_PAGE - 1)] : NULL;
+	if (!pg || !pg->slot[id & (TASK_PAGE - 1)])
+		return NULL;
+	return task_of(t, pg, id);
 }
 
-/* Files k under its id: 1 if the id is taken, -1 when out of memory. */
-static int dir_add(struct task_table *t, struct task *k)
+/* Files task id as slot value v: 1 if the id is taken, -1 when out of
+ * memory. */
+static int dir_add(struct task_table *t, uint32_t id, uintptr_t v, uint8_t idle)
 {
-	uint32_t key = k->id >> TASK_PAGE_SHIFT;
-	struct task_page *pg = page_of(t, k->id);
+	uint32_t key = id >> TASK_PAGE_SHIFT;
+	struct task_page *pg = page_of(t, id);
 	if (!pg) {
 		pg = pool_get(&t->page_pool);
 		if (!pg)
@@ -261,10 +289,11 @@ static int dir_add(struct task_table *t, struct task *k)
 		r->key = key;
 		r->page = pg;
 	}
-	struct task **slot = &pg->slot[k->id & (TASK_PAGE - 1)];
-	if (*slot)
+	size_t i = id & (TASK_PAGE - 1);
+	if (pg->slot[i])
 		return 1;
-	*slot = k;
+	pg->slot[i] = v;
+	pg->idle[i] = idle;
 	pg->n++;
 	t->ntasks++;
 	return 0;
@@ -274,7 +303,7 @@ static int dir_add(struct task_table *t, struct task *k)
 static void dir_del(struct task_table *t, uint32_t id)
 {
 	struct task_page *pg = page_of(t, id);
-	pg->slot[id & (TASK_PAGE - 1)] = NULL;
+	pg->slot[id & (TASK_PAGE - 1)] = 0;
 	t->ntasks--;
 	if (--pg->n)
 		return;
@@ -297,6 +326,13 @@ int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags
 				     ", which this process has not declared", id, type);
 		t->last_type = ty;
 	}
+	if (!(flags & TASK_PARALLEL)) {
+		/* idle until it runs: no struct task yet */
+		int r = dir_add(t, id, (uintptr_t)ty | 1, (uint8_t)flags);
+		if (r != 0)
+			return r > 0 ? failf("task %" PRIu32 " is created twice", id) : failf("out of memory");
+		return 0;
+	}
 	struct task *k = pool_get(&t->task_pool);
 	if (!k)
 		return failf("out of memory");
@@ -307,13 +343,11 @@ int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags
 	k->body.task = k;
 	k->body.id = 1;
 	k->body.state = BODY_CREATED;
-	int r = dir_add(t, k);
+	int r = dir_add(t, id, (uintptr_t)k, 0);
 	if (r != 0) {
 		pool_put(&t->task_pool, k);
 		return r > 0 ? failf("task %" PRIu32 " is created twice", id) : failf("out of memory");
 	}
-	if (!(flags & TASK_PARALLEL))
-		return 0;
 	k->par = malloc(sizeof(*k->par));
 	if (!k->par) {
 		dir_del(t, id);
@@ -346,9 +380,13 @@ const char *body_name(const struct body *b, char *buf, size_t size)
 /* The task of an event; fails naming what was wrong with the id. */
 static struct task *find_live(struct task_table *t, uint32_t id, const char *verb)
 {
-	struct task *k = find_task(t, id);
-	if (k)
+	struct task_page *pg = page_of(t, id);
+	if (pg && pg->slot[id & (TASK_PAGE - 1)]) {
+		struct task *k = task_of(t, pg, id);
+		if (!k)
+			failf("out of memory");
 		return k;
+	}
 	if (task_idset_has(&t->freed, id))
 		failf("cannot %s task %" PRIu32 ": it has already ended and cannot run again", verb, id);
 	else
@@ -527,8 +565,10 @@ int task_end(struct task_table *t, struct task_stack *s, uint32_t id, uint32_t b
 		pool_put(&t->body_pool, b);
 		return 0;
 	}
-	if (k->flags & TASK_RESURRECT)
+	if (k->flags & TASK_RESURRECT) {
+		task_idle(t, k);
 		return 0;
+	}
 	/* It can never run again: keep only its id. */
 	if (task_idset_add(&t->freed, id) != 0)
 		return failf("out of memory");

@@ -10,7 +10,7 @@
  * bitmap, to refuse creating it twice); so are the bodies of parallel
  * tasks. Types stay until the end (their labels go to the .pcf). A task
  * that may run again (nosv normal tasks: no event says they are gone) is
- * kept: 40 bytes, plus a pointer in its page of consecutive ids.
+ * kept in its page of ids with its type alone (see task_page).
  *
  * Every operation returns 0, or -1 after failf() with the reason. The model
  * updates its channels from task_stack_top() afterwards. */
@@ -28,6 +28,7 @@ enum task_flag {
 	TASK_RESURRECT = 1u << 1, /* may run again after ending (nosv, openmp) */
 	TASK_PAUSE = 1u << 2, /* may pause (nanos6, nosv normal tasks) */
 	TASK_RELAX_NESTING = 1u << 3, /* may run over a Running body, with a warning (nanos6, openmp) */
+	TASK_IDLE_DEAD = 1u << 7, /* in task_page.idle only: the task has ended */
 };
 
 enum body_state { BODY_CREATED, BODY_RUNNING, BODY_PAUSED, BODY_DEAD };
@@ -79,10 +80,14 @@ struct task_pool {
 
 /* The tasks of TASK_PAGE consecutive ids (from a multiple of it): they share
  * a page, so creating and running tasks in id order stays in cache (a
- * hash spreading every id misses it on each task of a table of millions). */
+ * hash spreading every id misses it on each task of a table of millions).
+ * A task that is not running nor paused has no struct task: its slot holds
+ * its type pointer | 1 and idle[] its flags and whether it ran (the 2 M
+ * ended nosv tasks that may run again cost 9 bytes each). */
 enum { TASK_PAGE_SHIFT = 5, TASK_PAGE = 1 << TASK_PAGE_SHIFT };
 struct task_page {
-	struct task *slot[TASK_PAGE];
+	uintptr_t slot[TASK_PAGE]; /* 0: none; struct task *; or type | 1 */
+	uint8_t idle[TASK_PAGE]; /* for type | 1: flags | TASK_IDLE_DEAD */
 	uint32_t n; /* tasks in slot */
 };
 
@@ -133,8 +138,8 @@ static inline const struct task_type *task_type_at(const struct task_table *t, s
 
 /* Creates task id of a declared type; an id already used fails. */
 int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags);
-/* A task that may still run, or NULL. */
-struct task *task_find(const struct task_table *t, uint32_t id);
+/* A task that may still run, or NULL (NULL too when out of memory). */
+struct task *task_find(struct task_table *t, uint32_t id);
 static inline size_t task_count(const struct task_table *t) { return t->ntasks; }
 
 void task_stack_init(struct task_stack *s);
