@@ -62,7 +62,8 @@ static int grow(struct u32map *m)
 	return 0;
 }
 
-int u32map_put(struct u32map *m, uint32_t key, void *val)
+/* Sets or adds key; with keep, an existing value stays (returns 1). */
+static int insert(struct u32map *m, uint32_t key, void *val, int keep)
 {
 	if (m->slots) {
 		for (size_t i = home(m, key);; i = (i + 1) & m->mask) {
@@ -70,6 +71,8 @@ int u32map_put(struct u32map *m, uint32_t key, void *val)
 			if (!s->val)
 				break;
 			if (s->key == key) {
+				if (keep)
+					return 1;
 				s->val = val;
 				return 0;
 			}
@@ -82,6 +85,16 @@ int u32map_put(struct u32map *m, uint32_t key, void *val)
 	place(m, key, val);
 	m->n++;
 	return 0;
+}
+
+int u32map_put(struct u32map *m, uint32_t key, void *val)
+{
+	return insert(m, key, val, 0);
+}
+
+int u32map_add(struct u32map *m, uint32_t key, void *val)
+{
+	return insert(m, key, val, 1);
 }
 
 void *u32map_del(struct u32map *m, uint32_t key)

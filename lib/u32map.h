@@ -24,6 +24,9 @@ void u32map_free(struct u32map *m);
 void *u32map_get(const struct u32map *m, uint32_t key);
 /* Sets key to val (non-NULL), replacing any value. -1 when out of memory. */
 int u32map_put(struct u32map *m, uint32_t key, void *val);
+/* Adds key with val (non-NULL) unless present: 0 added, 1 already there
+ * (left as it was), -1 when out of memory. */
+int u32map_add(struct u32map *m, uint32_t key, void *val);
 /* Removes key; returns its value, or NULL if absent. */
 void *u32map_del(struct u32map *m, uint32_t key);
 static inline size_t u32map_count(const struct u32map *m) { return m->n; }

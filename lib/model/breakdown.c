@@ -135,28 +135,41 @@ int breakdown_connect(struct breakdown *b)
 }
 
 /* Task runtimes: the type when a task body runs, else the subsystem (null:
- * unknown), unless the CPU is not progressing: then its idle state. */
+ * unknown), unless the CPU is not progressing: then its idle state. Like
+ * the reference's mux selected by the subsystem, the type is picked only
+ * when the subsystem changes; a later change of the type shows only if it
+ * was picked (a task paused right in its body shows 0). */
 static struct value task_value(const struct breakdown_cpu *c)
 {
 	const struct breakdown_def *d = &c->b->def;
-	struct value idle = chan_read(c->idle), ss = chan_read(c->subsystem), type = chan_read(c->type);
+	struct value idle = chan_read(c->idle), ss = chan_read(c->subsystem);
 	if (idle.kind != VALUE_INT64 || idle.i != d->progressing)
 		return idle;
-	if (ss.kind == VALUE_INT64 && ss.i == d->body && type.kind == VALUE_INT64)
-		return type;
 	if (ss.kind != VALUE_INT64)
 		return value_int64(d->unknown);
-	return ss;
+	return c->pick_type ? chan_read(c->type) : ss;
 }
 
-static int on_task_source(struct chan *src, void *arg)
+static int update_task_value(struct breakdown_cpu *c)
 {
-	struct breakdown_cpu *c = arg;
-	(void)src;
 	struct value v = task_value(c), now = chan_read(&c->value);
 	if (v.kind == now.kind && v.i == now.i)
 		return 0;
 	return chan_set(&c->value, v);
+}
+
+static int on_task_subsystem(struct chan *ss, void *arg)
+{
+	struct breakdown_cpu *c = arg;
+	struct value v = chan_read(ss);
+	c->pick_type = v.kind == VALUE_INT64 && v.i == c->b->def.body && !value_is_null(chan_read(c->type));
+	return update_task_value(c);
+}
+
+static int on_task_source(struct chan *src, void *arg)
+{
+	(void)src;
+	return update_task_value(arg);
 }
 
 /* The reference writes every row at the first change, not before: the
@@ -204,7 +217,7 @@ static int wire_task_cpu(struct breakdown *b, size_t i, struct chan **ins, struc
 	outs[i] = &b->sorted[i];
 	if (bay_add(&b->e->bay, &c->value) != 0 || bay_add(&b->e->bay, &b->sorted[i]) != 0)
 		return -1;
-	if (chan_on_dirty(c->type, on_task_source, c) || chan_on_dirty(c->subsystem, on_task_source, c) ||
+	if (chan_on_dirty(c->type, on_task_source, c) || chan_on_dirty(c->subsystem, on_task_subsystem, c) ||
 	    chan_on_dirty(c->idle, on_task_source, c) || chan_on_dirty(&c->value, on_first_change, b))
 		return -1;
 	return 0;

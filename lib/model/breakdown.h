@@ -44,6 +44,7 @@ struct breakdown_cpu {
 	struct breakdown *b;
 	struct chan *type, *subsystem, *idle; /* task runtimes: the CPU rows */
 	struct chan value; /* task runtimes: what this CPU adds */
+	int pick_type; /* task runtimes: in a typed task body when the subsystem last changed */
 	struct mux mux[BREAKDOWN_STAGES];
 	struct chan out[BREAKDOWN_STAGES];
 	int nstages;

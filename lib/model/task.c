@@ -80,7 +80,8 @@ void task_idset_free(struct task_idset *s)
 
 int task_idset_has(const struct task_idset *s, uint32_t id)
 {
-	const uint64_t *w = u32map_get(&s->chunks, id >> IDSET_SHIFT);
+	uint32_t key = id >> IDSET_SHIFT;
+	const uint64_t *w = s->last && s->last_key == key ? s->last : u32map_get(&s->chunks, key);
 	uint32_t bit = id & ((1u << IDSET_SHIFT) - 1);
 	return w && (w[bit / 64] >> (bit % 64) & 1);
 }
@@ -103,12 +104,15 @@ static uint64_t *idset_new_chunk(struct task_idset *s)
 
 int task_idset_add(struct task_idset *s, uint32_t id)
 {
-	uint64_t *w = u32map_get(&s->chunks, id >> IDSET_SHIFT);
+	uint32_t key = id >> IDSET_SHIFT;
+	uint64_t *w = s->last && s->last_key == key ? s->last : u32map_get(&s->chunks, key);
 	if (!w) {
 		w = idset_new_chunk(s);
-		if (!w || u32map_put(&s->chunks, id >> IDSET_SHIFT, w) != 0)
+		if (!w || u32map_put(&s->chunks, key, w) != 0)
 			return -1;
 	}
+	s->last_key = key;
+	s->last = w;
 	uint32_t bit = id & ((1u << IDSET_SHIFT) - 1);
 	w[bit / 64] |= (uint64_t)1 << (bit % 64);
 	return 0;
@@ -206,12 +210,16 @@ struct task *task_find(const struct task_table *t, uint32_t id)
 
 int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags)
 {
-	if (u32map_get(&t->tasks, id) || task_idset_has(&t->freed, id))
+	if (task_idset_has(&t->freed, id))
 		return failf("task %" PRIu32 " is created twice", id);
-	const struct task_type *ty = task_type_find(t, type);
-	if (!ty)
-		return failf("task %" PRIu32 " is created with type %" PRIu32
-			     ", which this process has not declared", id, type);
+	const struct task_type *ty = t->last_type;
+	if (!ty || ty->id != type) {
+		ty = task_type_find(t, type);
+		if (!ty)
+			return failf("task %" PRIu32 " is created with type %" PRIu32
+				     ", which this process has not declared", id, type);
+		t->last_type = ty;
+	}
 	struct task *k = pool_get(&t->task_pool);
 	if (!k)
 		return failf("out of memory");
@@ -222,23 +230,23 @@ int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags
 	k->body.task = k;
 	k->body.id = 1;
 	k->body.state = BODY_CREATED;
-	if (flags & TASK_PARALLEL) {
-		k->bodies = calloc(1, sizeof(*k->bodies));
-		k->used = calloc(1, sizeof(*k->used));
-		if (!k->bodies || !k->used) {
-			free(k->bodies);
-			free(k->used);
-			pool_put(&t->task_pool, k);
-			return failf("out of memory");
-		}
-		u32map_init(k->bodies);
-		task_idset_init(k->used);
+	int r = u32map_add(&t->tasks, id, k);
+	if (r != 0) {
+		pool_put(&t->task_pool, k);
+		return r > 0 ? failf("task %" PRIu32 " is created twice", id) : failf("out of memory");
 	}
-	if (u32map_put(&t->tasks, id, k) != 0) {
+	if (!(flags & TASK_PARALLEL))
+		return 0;
+	k->bodies = calloc(1, sizeof(*k->bodies));
+	k->used = calloc(1, sizeof(*k->used));
+	if (!k->bodies || !k->used) {
+		u32map_del(&t->tasks, id);
 		task_release(k);
 		pool_put(&t->task_pool, k);
 		return failf("out of memory");
 	}
+	u32map_init(k->bodies);
+	task_idset_init(k->used);
 	return 0;
 }
 
@@ -299,7 +307,7 @@ static int stack_push(struct task_stack *s, struct body *b)
 }
 
 /* Whether body b may start running now (state and nesting). */
-static int check_execute(const struct task_stack *s, const struct body *b)
+static int check_execute(struct task_table *t, const struct task_stack *s, const struct body *b)
 {
 	char n1[64], n2[64];
 	const struct task *k = b->task;
@@ -322,8 +330,14 @@ static int check_execute(const struct task_stack *s, const struct body *b)
 	if (!(k->flags & TASK_RELAX_NESTING))
 		return failf("cannot run %s inside %s, which is still running on this thread",
 			     body_name(b, n1, sizeof(n1)), body_name(top, n2, sizeof(n2)));
-	msg_warn("deprecated nesting: %s runs inside %s, which is still running",
-		 body_name(b, n1, sizeof(n1)), body_name(top, n2, sizeof(n2)));
+	/* A few lines say it; millions would slow the run down for nothing. */
+	if (t->nesting_warnings < TASK_NESTING_WARNINGS)
+		msg_warn("deprecated nesting: %s runs inside %s, which is still running",
+			 body_name(b, n1, sizeof(n1)), body_name(top, n2, sizeof(n2)));
+	else if (t->nesting_warnings == TASK_NESTING_WARNINGS)
+		msg_warn("deprecated nesting: more bodies run inside running ones in this process, "
+			 "not reported one by one");
+	t->nesting_warnings++;
 	return 0;
 }
 
@@ -331,13 +345,13 @@ static int execute_parallel(struct task_table *t, struct task_stack *s, struct t
 {
 	struct body *b = u32map_get(k->bodies, bodyid);
 	if (b)
-		return check_execute(s, b); /* always fails: a live body is running or paused */
+		return check_execute(t, s, b); /* always fails: a live body is running or paused */
 	if (task_idset_has(k->used, bodyid)) {
 		struct body dead = { .task = k, .id = bodyid, .state = BODY_DEAD };
-		return check_execute(s, &dead);
+		return check_execute(t, s, &dead);
 	}
 	struct body fresh = { .task = k, .id = bodyid, .state = BODY_CREATED };
-	if (check_execute(s, &fresh) != 0)
+	if (check_execute(t, s, &fresh) != 0)
 		return -1;
 	b = pool_get(&t->body_pool);
 	if (!b)
@@ -364,7 +378,7 @@ int task_execute(struct task_table *t, struct task_stack *s, uint32_t id, uint32
 		return -1;
 	if (k->flags & TASK_PARALLEL)
 		return execute_parallel(t, s, k, bodyid);
-	if (check_execute(s, &k->body) != 0 || stack_push(s, &k->body) != 0)
+	if (check_execute(t, s, &k->body) != 0 || stack_push(s, &k->body) != 0)
 		return -1;
 	k->body.state = BODY_RUNNING;
 	return 0;
@@ -378,6 +392,9 @@ static struct body *top_body(const struct task_table *t, const struct task_stack
 	char n1[64];
 	/* usually the task on top: no lookup in a table of millions */
 	struct body *top = task_stack_top(s);
+	if (top && top->task->id == id && top->state == want &&
+	    bodyid == ((top->task->flags & TASK_PARALLEL) ? top->id : 0))
+		return top;
 	struct task *k = top && top->task->id == id ? top->task : find_live(t, id, verb);
 	if (!k || check_bodyid(k, bodyid, verb) != 0)
 		return NULL;

@@ -30,6 +30,8 @@ enum task_flag {
 
 enum body_state { BODY_CREATED, BODY_RUNNING, BODY_PAUSED, BODY_DEAD };
 
+#define TASK_NESTING_WARNINGS 10 /* relaxed nestings warned one by one, per process */
+
 struct task_type {
 	uint32_t id;
 	uint32_t value; /* the Paraver value: labelhash_type_value(label) */
@@ -58,6 +60,8 @@ struct task_idset {
 	struct u32map chunks; /* id >> 9 -> uint64_t[8] */
 	uint64_t **blocks; /* chunk storage, TASK_IDSET_BLOCK chunks each */
 	size_t nblocks, used; /* chunks used in the last block */
+	uint32_t last_key; /* the chunk of the last id added (ids mostly grow) */
+	uint64_t *last;
 };
 
 /* Fixed-size items reused through a free list: no malloc per task. */
@@ -74,6 +78,8 @@ struct task_table {
 	struct u32map tasks; /* id -> struct task *, tasks that may still run */
 	struct task_idset freed; /* ids of tasks freed after ending */
 	struct u32map types; /* id -> struct task_type * */
+	const struct task_type *last_type; /* of the last creation */
+	uint64_t nesting_warnings; /* relaxed nestings seen (warned up to TASK_NESTING_WARNINGS) */
 	struct task_type **type_order; /* in declaration order */
 	size_t ntypes, types_cap;
 	struct task_pool task_pool; /* struct task */

@@ -57,6 +57,27 @@ check "the breakdown .pcf has the subsystems, idle states and task types" \
 	grep -q -e '^0 17         CPU: nOS-V Runtime/Idle/Task breakdown$' -e '^279388579 t1$' "$d/nosv-breakdown.pcf"
 check "the breakdown view" grep -q 'evt_type 1 17' "$d/cfg/cpu/nosv/breakdown.cfg"
 
+one_thread '{"can_breakdown": true}' "header\n$OHX0\n$TYPE1\nev VTc 120 0100000001000000\n%s\n%s\n%s\n%s\n%s\n%s\nev OHe 200\n" \
+	100 110 'ev VTx 130 0100000000000000' 'ev VTp 140 0100000000000000' 'ev VAy 145' 'ev VAY 147' \
+	'ev VTr 150 0100000000000000' 'ev VTe 160 0100000000000000'
+check "a task that pauses, with -b" "$OVNI" emu -l -b "$d"
+cat >"$TMP/want" <<'EOF'
+#Paraver (19/01/38 at 03:14):00000000000000000100_ns:0:1:1(2:1)
+2:0:1:1:1:0:17:0
+2:0:1:1:2:0:17:2
+2:0:1:1:2:30:17:279388579
+2:0:1:1:2:40:17:0
+2:0:1:1:2:45:17:16
+2:0:1:1:2:47:17:11
+2:0:1:1:2:60:17:2
+2:0:1:1:2:100:17:101
+EOF
+# as the reference's mux: the type is picked when the subsystem changes, so
+# a pause (type null in the body) shows 0, a yield 16, back in the body
+# without a type 11, which the resume does not change
+check_same "a paused task in the breakdown" "$d/nosv-breakdown.prv" "$TMP/want"
+
+d=$TMP/t1
 rm -rf "$d"/*.prv "$d"/*.pcf "$d"/*.row "$d/cfg"
 sed -i 's/"can_breakdown": true/"can_breakdown": false/' "$d/loom.node0/proc.1/thread.8/stream.json"
 check "a thread that cannot break down: the run succeeds" "$OVNI" emu -l -b "$d"
@@ -74,6 +95,21 @@ check "a counter's .pcf label is its name" grep -q '^0 201        INS$' "$d/thre
 check "a counter view shows the next value" grep -q 'thread, Next Evt Val' "$d/cfg/thread/nosv/hwc-CYC.cfg"
 check "a counter view's title" grep -q 'Thread: nOS-V INS of the ACTIVE thread' "$d/cfg/thread/nosv/hwc-INS.cfg"
 check "the CPU counter view" grep -q 'CPU: nOS-V CYC of the RUNNING thread' "$d/cfg/cpu/nosv/hwc-CYC.cfg"
+
+# views_match DIR SIDE: every nosv view of SIDE filters a type of SIDE.pcf
+# with the same label, and every nosv type there has a view.
+views_match() {
+	for f in "$1"/cfg/"$2"/nosv/*.cfg; do
+		t=$(sed -n 's/^window_filter_module evt_type 1 //p' "$f")
+		l=$(sed -n 's/^window_filter_module evt_type_label 1 "\(.*\)"$/\1/p' "$f")
+		grep -qx "0 $(printf '%-10s' "$t") $l" "$1/$2.pcf" || { echo "$f: type $t '$l' not in $2.pcf"; return 1; }
+	done
+	for t in 10 11 12 13 14 15 16 200 201; do
+		grep -qx "window_filter_module evt_type 1 $t" "$1"/cfg/"$2"/nosv/*.cfg || { echo "no view of $t"; return 1; }
+	done
+}
+check "every thread view of nosv matches thread.pcf" views_match "$d" thread
+check "every CPU view of nosv matches cpu.pcf" views_match "$d" cpu
 
 one_thread '{"hwc": {"0": {"name": "CYC"}}}' \
 	"header\n$OHX0\njumbo VWC 200 05000000000000000700000000000000\nev OHe 300\n" 100
@@ -110,6 +146,13 @@ one_thread '{}' "header\n$OHX0\nev VZz 200\nev OHe 400\n" 100
 check_fails "an unknown event" "event VZz at clock 200: unknown nOS-V event" "$OVNI" emu "$d"
 
 # ---- tasks ----
+# "c14767" and "c48971" hash to the same type value, 1547107794
+one_thread '{}' "header\n$OHX0\n%s\n%s\nev OHe 400\n" 100 'jumbo VYc 110 01000000633134373637 00' \
+	'jumbo VYc 120 02000000633438393731 00'
+check_fails "two task type labels with the same value" \
+	'nosv model: task types "c14767" and "c48971" get the same Paraver value 1547107794' "$OVNI" emu "$d"
+check "... the .pcf still lists the first label" grep -q '^1547107794 c14767$' "$d/thread.pcf"
+
 one_thread '{}' "header\n$OHX0\nev VTx 200 0100000000000000\nev OHe 400\n" 100
 check_fails "running a task never created" "cannot run task 1: no such task was created" "$OVNI" emu "$d"
 one_thread '{}' "header\n$OHX0\nev VTc 200 0100000001000000\nev OHe 400\n" 100

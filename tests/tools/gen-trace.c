@@ -42,7 +42,8 @@ static const char usage[] =
 	"                              (about 7 events per task, 1000 live tasks)\n"
 	"                      nosv    VHw, a VYc+ type declaration (jumbo), then tasks\n"
 	"                              of 10 events: VTc VAs VAS VSh VSf VTx VTp VTr\n"
-	"                              VTe and VPr or VPp (idle), then VHW\n"
+	"                              VTe and VPr or VPp (idle), then VHW;\n"
+	"                              nosv.can_breakdown is true\n"
 	"  -s, --seed N      seed of the clock steps (default 1)\n"
 	"      --start NS    clock of the first event of the first thread\n"
 	"                    (default 1000000000000); threads start a few ns apart\n"
@@ -300,7 +301,10 @@ static void write_json(const char *path, const struct opts *o, long long loom, l
 	out_str(&j, "\n        ]");
 	if (!o->unfinished)
 		out_str(&j, ",\n        \"finished\": 1");
-	out_str(&j, "\n    }\n}");
+	out_str(&j, "\n    }");
+	if (o->kind == NOSV) /* every subsystem and idle change is there: -b works */
+		out_str(&j, ",\n    \"nosv\": {\n        \"can_breakdown\": true\n    }");
+	out_str(&j, "\n}");
 	if (out_close(&j) != 0)
 		exit(1);
 }

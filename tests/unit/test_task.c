@@ -1,9 +1,11 @@
 /* Tasks and bodies (lib/model/task.c) and the u32 map under them: the body
  * state machine, nesting and resurrection per flag, parallel bodies, task
  * types and their values, and that ended tasks are freed. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chan/fail.h"
 #include "io/msg.h"
@@ -61,6 +63,11 @@ static void test_u32map(void)
 	}
 	CHECK_INT(bad, 0, "u32map agrees with a plain array after random puts and deletes");
 	CHECK_INT(u32map_count(&m), n, "u32map counts its keys");
+	u32map_free(&m);
+	int a = 1, b = 2;
+	CHECK_INT(u32map_add(&m, 9, &a), 0, "u32map_add adds a new key");
+	CHECK_INT(u32map_add(&m, 9, &b), 1, "u32map_add refuses a present key");
+	CHECK(u32map_get(&m, 9) == &a, "and leaves its value");
 	u32map_free(&m);
 }
 
@@ -287,6 +294,167 @@ static void test_reuse(void)
 	task_table_free(&t);
 }
 
+
+/* A plain model of the rules, to check task.c on random operations. */
+enum { M_TASKS = 24, M_BODIES = 6, M_THREADS = 3, M_DEPTH = 64 };
+
+struct m_body {
+	int state; /* enum body_state; -1 = never run */
+};
+
+struct m_task {
+	int exists, freed;
+	unsigned flags;
+	struct m_body body[M_BODIES]; /* [0] normal; [1..] parallel by id */
+};
+
+struct m_world {
+	struct m_task t[M_TASKS];
+	int stack[M_THREADS][M_DEPTH][2]; /* task id, body index */
+	int depth[M_THREADS];
+};
+
+static int m_top_ok(struct m_world *w, int th, int id, int bi, int want)
+{
+	if (!w->depth[th])
+		return 0;
+	int *top = w->stack[th][w->depth[th] - 1];
+	return top[0] == id && top[1] == bi && w->t[id].body[bi].state == want;
+}
+
+static int m_op(struct m_world *w, int op, int th, int id, int bid)
+{
+	struct m_task *k = &w->t[id];
+	if (op == 0) { /* create */
+		if (k->exists || k->freed)
+			return -1;
+		k->exists = 1;
+		for (int i = 0; i < M_BODIES; i++)
+			k->body[i].state = -1;
+		return 0;
+	}
+	if (!k->exists)
+		return -1;
+	int par = (k->flags & TASK_PARALLEL) != 0;
+	if (par ? bid == 0 : bid != 0)
+		return -1;
+	int bi = par ? bid : 0;
+	struct m_body *b = &k->body[bi];
+	if (op == 1) { /* execute */
+		int st = b->state < 0 ? BODY_CREATED : b->state;
+		if (st == BODY_RUNNING || st == BODY_PAUSED)
+			return -1;
+		if (st == BODY_DEAD && !(k->flags & TASK_RESURRECT))
+			return -1;
+		if (w->depth[th]) {
+			int *top = w->stack[th][w->depth[th] - 1];
+			if (w->t[top[0]].body[top[1]].state == BODY_RUNNING && !(k->flags & TASK_RELAX_NESTING))
+				return -1;
+		}
+		if (w->depth[th] == M_DEPTH)
+			return -2; /* the test avoids it */
+		w->stack[th][w->depth[th]][0] = id;
+		w->stack[th][w->depth[th]][1] = bi;
+		w->depth[th]++;
+		b->state = BODY_RUNNING;
+		return 0;
+	}
+	int want = op == 3 ? BODY_PAUSED : BODY_RUNNING;
+	if (!m_top_ok(w, th, id, bi, want))
+		return -1;
+	if (op == 2) { /* pause */
+		if (!(k->flags & TASK_PAUSE))
+			return -1;
+		b->state = BODY_PAUSED;
+	} else if (op == 3) {
+		b->state = BODY_RUNNING;
+	} else { /* end */
+		w->depth[th]--;
+		b->state = BODY_DEAD;
+		if (!par && !(k->flags & TASK_RESURRECT)) {
+			k->exists = 0;
+			k->freed = 1;
+		}
+	}
+	return 0;
+}
+
+static void test_random(void)
+{
+	static const unsigned kinds[] = {
+		TASK_PAUSE | TASK_RELAX_NESTING, TASK_PAUSE | TASK_RESURRECT, TASK_PARALLEL, TASK_RESURRECT,
+	};
+	int bad = 0, ok_ops = 0;
+	/* nesting warnings by the hundred: not worth reading */
+	fflush(stderr);
+	int saved_err = dup(2), devnull = open("/dev/null", O_WRONLY);
+	if (devnull >= 0)
+		dup2(devnull, 2);
+	for (unsigned round = 0; round < 200; round++) {
+		struct m_world w;
+		struct task_table t;
+		struct task_stack s[M_THREADS];
+		memset(&w, 0, sizeof(w));
+		task_table_init(&t);
+		for (int i = 0; i < M_THREADS; i++)
+			task_stack_init(&s[i]);
+		task_type_declare(&t, 1, "t", 1);
+		unsigned seed = round * 7919u + 1;
+		for (int i = 0; i < M_TASKS; i++)
+			w.t[i].flags = kinds[(i + round) % 4];
+		for (int step = 0; step < 400; step++) {
+			seed = seed * 1103515245u + 12345u;
+			int op = (int)(seed >> 16) % 5, th = (int)(seed >> 8) % M_THREADS;
+			int id = (int)(seed >> 20) % M_TASKS;
+			int bid = (w.t[id].flags & TASK_PARALLEL) ? (int)(seed >> 4) % M_BODIES : 0;
+			if ((seed >> 28) == 0)
+				bid = (int)(seed >> 24) % 2; /* sometimes a wrong body id */
+			if (op == 1 && w.depth[th] == M_DEPTH)
+				continue;
+			int want = m_op(&w, op, th, id, bid);
+			int got;
+			fail_clear();
+			switch (op) {
+			case 0: got = task_create(&t, (uint32_t)id, 1, w.t[id].flags); break;
+			case 1: got = task_execute(&t, &s[th], (uint32_t)id, (uint32_t)bid); break;
+			case 2: got = task_pause(&t, &s[th], (uint32_t)id, (uint32_t)bid); break;
+			case 3: got = task_resume(&t, &s[th], (uint32_t)id, (uint32_t)bid); break;
+			default: got = task_end(&t, &s[th], (uint32_t)id, (uint32_t)bid); break;
+			}
+			if (got != want) {
+				if (!bad)
+					printf("#   round %u step %d: op %d thread %d task %d body %d: got %d, want %d (%s)\n",
+					       round, step, op, th, id, bid, got, want, fail_reason());
+				bad++;
+			}
+			ok_ops += got == 0;
+		}
+		for (int th = 0; th < M_THREADS; th++) {
+			if (s[th].n != (size_t)w.depth[th])
+				bad++;
+			for (int i = 0; i < w.depth[th] && (size_t)i < s[th].n; i++)
+				if (s[th].b[i]->task->id != (uint32_t)w.stack[th][i][0])
+					bad++;
+		}
+		size_t live = 0;
+		for (int i = 0; i < M_TASKS; i++)
+			live += w.t[i].exists;
+		if (task_count(&t) != live)
+			bad++;
+		for (int i = 0; i < M_THREADS; i++)
+			task_stack_free(&s[i]);
+		task_table_free(&t);
+	}
+	if (saved_err >= 0) {
+		dup2(saved_err, 2);
+		close(saved_err);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	fail_clear();
+	CHECK_INT(bad, 0, "random operations agree with a plain model of the rules (%d succeeded)", ok_ops);
+}
+
 int main(void)
 {
 	test_u32map();
@@ -296,5 +464,6 @@ int main(void)
 	test_nanos6_like();
 	test_nosv_like();
 	test_reuse();
+	test_random();
 	return t_done();
 }

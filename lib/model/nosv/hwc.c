@@ -1,6 +1,7 @@
 /* nOS-V hardware counters: the metadata names them (nosv.hwc = {"0":
  * {"name": "PAPI_TOT_INS"}, ...}), a VWC event carries one int64 per
  * counter, the value counted since the previous VWC of that thread. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +15,21 @@
 #define HWC_TYPE 200 /* Paraver type of counter 0 */
 #define HWC_MAX 100 /* counters 200..299 */
 
-static int bad(const char *file, const struct json *at, const char *what)
+static int bad(const char *file, const struct json *at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* One line naming the stream.json (and where in it) and what is wrong. */
+static int bad(const char *file, const struct json *at, const char *fmt, ...)
 {
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
 	if (at && at->line)
-		msg_err("%s: line %d, column %d: %s", file, at->line, at->col, what);
+		msg_err("%s/stream.json: line %d, column %d: %s", file, at->line, at->col, why);
 	else
-		msg_err("%s: %s", file, what);
+		msg_err("%s/stream.json: %s", file, why);
 	return -1;
 }
 
@@ -45,7 +55,7 @@ static int add_counters(struct nosv_hwc *h, const char *file, const struct json 
 {
 	size_t n = hwc->u.obj.n;
 	if (n > HWC_MAX)
-		return bad(file, hwc, "nosv.hwc: more than 100 counters");
+		return bad(file, hwc, "nosv.hwc: more than %d counters", HWC_MAX);
 	h->names = calloc(n + 1, sizeof(*h->names));
 	h->chan_names = calloc(n + 1, sizeof(*h->chan_names));
 	if (!h->names || !h->chan_names)
@@ -65,23 +75,19 @@ static int add_counters(struct nosv_hwc *h, const char *file, const struct json 
 	return 0;
 }
 
-/* Another thread's list must be the same. */
+/* Another thread's list must be the same as the first's. */
 static int same_counters(const struct nosv_hwc *h, const char *file, const struct json *hwc, const char *first)
 {
-	char why[512];
-	if (hwc->u.obj.n != h->n) {
-		snprintf(why, sizeof(why), "nosv.hwc: %zu counters here but %zu in %s", hwc->u.obj.n, h->n, first);
-		return bad(file, hwc, why);
-	}
+	if (hwc->u.obj.n != h->n)
+		return bad(file, hwc, "nosv.hwc: %zu counters here but %zu in %s/stream.json", hwc->u.obj.n,
+			   h->n, first);
 	for (size_t i = 0; i < h->n; i++) {
 		const char *name = counter_name(file, hwc, i);
 		if (!name)
 			return -1;
-		if (strcmp(name, h->names[i]) != 0) {
-			snprintf(why, sizeof(why), "nosv.hwc: counter %zu is %s here but %s in %s", i, name,
-				 h->names[i], first);
-			return bad(file, hwc, why);
-		}
+		if (strcmp(name, h->names[i]) != 0)
+			return bad(file, hwc, "nosv.hwc: counter %zu is %s here but %s in %s/stream.json", i,
+				   name, h->names[i], first);
 	}
 	return 0;
 }
@@ -89,26 +95,23 @@ static int same_counters(const struct nosv_hwc *h, const char *file, const struc
 int nosv_hwc_load(struct nosv_hwc *h, struct emu *e)
 {
 	memset(h, 0, sizeof(*h));
-	char first[1024] = "";
-	int have = 0;
+	const char *first = NULL;
 	for (size_t i = 0; i < e->nthreads; i++) {
 		const struct trace_stream *s = &e->trace.streams[e->threads[i].sys->stream];
 		const struct json *hwc = json_dotget(s->json, "nosv.hwc");
+		const char *file = *s->relpath ? s->relpath : ".";
 		if (!hwc)
 			continue;
-		char file[1024];
-		snprintf(file, sizeof(file), "%s%sstream.json", s->relpath, *s->relpath ? "/" : "");
 		if (hwc->type != JSON_OBJECT)
 			return bad(file, hwc, "nosv.hwc must be an object");
-		if (have) {
+		if (first) {
 			if (same_counters(h, file, hwc, first) != 0)
 				return -1;
 			continue;
 		}
 		if (add_counters(h, file, hwc) != 0)
 			return -1;
-		snprintf(first, sizeof(first), "%s", file);
-		have = 1;
+		first = file;
 	}
 	return 0;
 }
