@@ -81,7 +81,8 @@ int chan_stack_grow(struct chan *c)
 	return 0;
 }
 
-int chan_pop(struct chan *c, struct value expected)
+/* Why a pop cannot be done (the checks of chan_pop, with messages). */
+static __attribute__((noinline, cold)) int pop_fail(const struct chan *c, struct value expected)
 {
 	char a[24], b[24];
 	if (c->kind != CHAN_STACK)
@@ -90,10 +91,15 @@ int chan_pop(struct chan *c, struct value expected)
 		return chan_fail_dirty(c);
 	if (c->depth == 0)
 		return failf("channel %s: cannot pop %s, the stack is empty", c->name, value_str(expected, a));
-	struct value top = c->stack[c->depth - 1];
-	if (!value_eq(top, expected))
-		return failf("channel %s: cannot pop %s, the top is %s", c->name,
-			     value_str(expected, a), value_str(top, b));
+	return failf("channel %s: cannot pop %s, the top is %s", c->name,
+		     value_str(expected, a), value_str(c->stack[c->depth - 1], b));
+}
+
+int chan_pop(struct chan *c, struct value expected)
+{
+	if (c->kind != CHAN_STACK || (c->dirty && !(c->flags & CHAN_DIRTY_WRITE)) || c->depth == 0 ||
+	    !value_eq(c->stack[c->depth - 1], expected))
+		return pop_fail(c, expected);
 	struct value next = c->depth > 1 ? c->stack[c->depth - 2] : value_null();
 	int r = chan_check_write(c, next);
 	if (r < 0)

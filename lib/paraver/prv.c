@@ -178,10 +178,24 @@ static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w)
 	return 0;
 }
 
+/* The last long value formatted by any sink: one change (a task id) is
+ * often written by several rows and types in a row. A pure function of
+ * value, like tcache. */
+static struct {
+	int64_t value;
+	size_t len;
+	char buf[24];
+} vcache = { 0, 1, "0" };
+
 /* A long value other than the last one of the sink: its tail first. */
 static __attribute__((noinline)) int put_new_tail(struct prv_sink *s, int64_t w)
 {
-	s->taillen = s->typelen + put_i64(s->tail + s->typelen, w);
+	if (w != vcache.value) {
+		vcache.len = put_i64(vcache.buf, w);
+		vcache.value = w;
+	}
+	memcpy(s->tail + s->typelen, vcache.buf, sizeof(vcache.buf));
+	s->taillen = s->typelen + vcache.len;
 	s->tail[s->taillen++] = '\n';
 	s->tail_value = w;
 	return put_line(s->prv, s, w);
