@@ -318,13 +318,14 @@ int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags
 {
 	if (task_idset_has(&t->freed, id))
 		return failf("task %" PRIu32 " is created twice", id);
-	const struct task_type *ty = t->last_type;
+	const struct task_type **recent = &t->recent_types[type & 7];
+	const struct task_type *ty = *recent;
 	if (!ty || ty->id != type) {
 		ty = task_type_find(t, type);
 		if (!ty)
 			return failf("task %" PRIu32 " is created with type %" PRIu32
 				     ", which this process has not declared", id, type);
-		t->last_type = ty;
+		*recent = ty;
 	}
 	if (!(flags & TASK_PARALLEL)) {
 		/* idle until it runs: no struct task yet */

@@ -107,7 +107,7 @@ struct task_table {
 	struct task_page_ref recent[TASK_PAGE_CACHE];
 	struct task_idset freed; /* ids of tasks freed after ending */
 	struct u32map types; /* id -> struct task_type * */
-	const struct task_type *last_type; /* of the last creation */
+	const struct task_type *recent_types[8]; /* of recent creations, by id & 7 (one per worker) */
 	uint64_t nesting_warnings; /* relaxed nestings seen (warned up to TASK_NESTING_WARNINGS) */
 	struct task_type **type_order; /* in declaration order */
 	size_t ntypes, types_cap;
