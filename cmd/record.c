@@ -21,6 +21,7 @@
 #include "events.h"
 #include "io/msg.h"
 #include "rt/state.h"
+#include "rankloom.h"
 #include "salvage.h"
 #include "shim.h"
 
@@ -29,11 +30,13 @@ static const char usage[] =
 	"                   [--app-id N] [--no-kernel] -- APP [ARGS...]\n"
 	"Runs APP with the libovni shim preloaded and writes a runtime trace of it\n"
 	"and of every process it forks or execs: threads (creation, execution,\n"
-	"end), CPU placement and affinity changes, and every event of programs\n"
-	"that use the libovni API (the shim is also libovni.so.1 for them). Streams\n"
-	"left unfinished (a crash, SIGKILL, threads still running at exit) are\n"
-	"ended at their last event. Prints one summary line at the end and exits\n"
-	"with APP's status.\n"
+	"end), CPU placement and affinity changes, time blocked in locks, waits\n"
+	"and sleeps (mark 99), MPI calls (mpi model; MPI launchers are not traced,\n"
+	"their ranks are), OpenMP with LLVM libomp (openmp model, through OMPT),\n"
+	"and every event of programs that use the libovni API (the shim is also\n"
+	"libovni.so.1 for them). Streams left unfinished (a crash, SIGKILL,\n"
+	"threads still running at exit) are ended at their last event. Prints one\n"
+	"summary line at the end and exits with APP's status.\n"
 	"\n"
 	"Options:\n"
 	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni)\n"
@@ -54,9 +57,12 @@ static const char usage[] =
 
 static pid_t child;
 
-static void forward(int sig)
+/* A signal sent to the recorder goes to the program; one from the
+ * terminal (si_code SI_KERNEL) already reached its whole process group. */
+static void forward(int sig, siginfo_t *info, void *ctx)
 {
-	if (child > 0)
+	(void)ctx;
+	if (child > 0 && info && info->si_code <= 0)
 		kill(child, sig);
 }
 
@@ -328,6 +334,11 @@ static void finish_trace(struct run *r, double elapsed)
 	if (lost)
 		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
 			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
+	char other[600];
+	unsigned moved;
+	if (rankloom_split(r->tracedir, r->loom, other, sizeof(other), &moved) == 0 && moved)
+		msg_info("%u process%s without an MPI rank moved to loom %s (ovni emu wants a rank in every process of a loom or in none)",
+			 moved, moved == 1 ? "" : "es", other);
 	double mib = (double)bytes / (1024.0 * 1024.0);
 	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
 		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,
@@ -392,8 +403,13 @@ static int launch(struct run *r, char **argv)
 		_exit(127);
 	}
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], forward);
+		sigaction(sigs[i], &sa, NULL);
 	int status = 0, rc = 1;
 	for (;;) {
 		int wst;

@@ -235,6 +235,8 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 	 * another thread, a reused pid) goes on instead of being overwritten. */
 	char obs[PATH_MAX + 16];
 	snprintf(obs, sizeof(obs), "%s/stream.obs", t->dir);
+	if (rt_record_mode)
+		rt_move_back(t);
 	if (rt_record_mode && !resume && access(obs, F_OK) == 0)
 		resume = 1;
 	rt_stream_open(t, resume);

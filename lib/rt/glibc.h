@@ -3,6 +3,8 @@
  * any glibc >= 2.17 (tests/e2e/record.sh checks with objdump -T). */
 #if defined(__x86_64__)
 __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
+__asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
+__asm__(".symver dlclose,dlclose@GLIBC_2.2.5");
 __asm__(".symver pthread_key_create,pthread_key_create@GLIBC_2.2.5");
 __asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.2.5");
 __asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");

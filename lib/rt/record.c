@@ -4,6 +4,7 @@
  * pinned to one free CPU runs there, others on the virtual CPU), affinity
  * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
  * new image), and every exit path, fatal signals included. */
+#include "rt/instr.h"
 #include "rt/kernel.h"
 #include "rt/rt.h"
 #include "rt/state.h"
@@ -14,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +253,21 @@ static void find_rank(void)
 	}
 }
 
+/* After MPI_Init: the rank for this thread and the threads created later. */
+void rt_record_set_rank(int r, int n)
+{
+	has_rank = 1;
+	rank = r;
+	nranks = n;
+	struct rt_thread *t = &rt_self;
+	if (t->ready && (!t->has_rank || t->rank != r || t->nranks != n)) {
+		t->has_rank = 1;
+		t->rank = r;
+		t->nranks = n;
+		rt_meta_changed(t);
+	}
+}
+
 /* ---- Signals ---- */
 
 static void on_fatal(int sig)
@@ -335,6 +352,8 @@ __attribute__((constructor)) static void record_start(void)
 {
 	const char *path = getenv("OVNI_RECORD_STATE");
 	if (!path || !*path)
+		return;
+	if (rt_instr_is_launcher())
 		return;
 	state = map_state(path);
 	if (!state) {
@@ -571,7 +590,8 @@ static char **traced_env(char *const envp[], const char *resume)
 		if (j == k)
 			e[k++] = keep_env[v];
 	}
-	e[k++] = (char *)resume;
+	if (resume)
+		e[k++] = (char *)resume;
 	e[k] = NULL;
 	return e;
 }
@@ -721,4 +741,33 @@ RT_API int execle(const char *path, const char *arg, ...)
 	int r = exec_env("execve", path, argv, envp);
 	free(argv);
 	return r;
+}
+
+/* posix_spawn (and so system() and popen()): the child is a new process;
+ * an environment given by the program gets the recorder's variables back. */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			char *const[], char *const[]);
+
+static int spawn(const char *name, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, name);
+	if (!real)
+		return ENOSYS;
+	char **e = rt_record_mode && envp != environ ? traced_env(envp, NULL) : NULL;
+	int r = real(pid, path, fa, attr, argv, e ? e : envp);
+	free(e);
+	return r;
+}
+
+RT_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn("posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+RT_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn("posix_spawnp", pid, file, fa, attr, argv, envp);
 }

@@ -31,7 +31,8 @@
 /* Free bytes the fast path needs: a whole struct ovni_ev (28) plus the 4
  * zero bytes that mark the end of the written events. */
 #define RT_SLACK 32
-#define RT_WINDOW (8u << 20) /* bytes of stream.obs mapped at a time */
+#define RT_WINDOW (8u << 20) /* bytes of stream.obs mapped at a time, at most */
+#define RT_FIRST_WINDOW (256u << 10) /* the first window of a stream */
 
 enum rt_proc_state { RT_UNINIT, RT_INIT, RT_READY, RT_GONE };
 
@@ -62,6 +63,7 @@ struct rt_thread {
 	int was_cut; /* resumed a stream whose thread never ended */
 	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
 	int has_rank, rank, nranks;
+	unsigned instr; /* RT_INSTR_* already declared in the metadata (instr.h) */
 	struct rt_mreq *mreq; /* the mapper's request for the next window */
 	struct rt_cpu *cpus;
 	size_t ncpus, capcpus;
@@ -106,6 +108,7 @@ void rt_stream_close(struct rt_thread *t); /* async-signal-safe */
 void rt_stream_put(struct rt_thread *t, const void *data, size_t n);
 void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const void *payload, size_t n);
 void rt_move_files(struct rt_thread *t); /* async-signal-safe */
+void rt_move_back(struct rt_thread *t);
 
 /* mapper.c */
 void *rt_map_pages(int fd, uint64_t off, size_t size);

@@ -15,17 +15,20 @@
 #define PAGE 4096u
 
 /* Maps the window holding used with room for need more bytes: the one the
- * mapper prepared when it fits, else now. Then asks the mapper for the next
- * one: windows overlap by a page, since a window is left when its last page
- * is being filled. */
+ * mapper prepared when it fits, else now. Windows start small (a thread
+ * that emits little holds little memory) and double up to RT_WINDOW; after
+ * a switch the mapper prepares the next one. Windows overlap by a page,
+ * since a window is left when its last page is being filled. */
 static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *drop, size_t drop_size)
 {
 	uint64_t off = used & ~(uint64_t)(PAGE - 1);
 	size_t min = (size_t)(used - off) + need + RT_SLACK;
-	size_t size = RT_WINDOW;
+	size_t size;
 	void *p = rt_mapper_take(t, off, min, &size);
 	if (!p) {
-		size = RT_WINDOW;
+		size = drop ? drop_size * 2 : RT_FIRST_WINDOW;
+		if (size > RT_WINDOW)
+			size = RT_WINDOW;
 		while (size < min)
 			size *= 2;
 		p = rt_map_pages(t->fd, off, size);
@@ -37,7 +40,8 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 	t->win_size = size;
 	t->pos = t->win + (used - off);
 	t->end = t->win + size;
-	rt_mapper_request(t, off + size - PAGE, RT_WINDOW, drop, drop_size);
+	if (drop)
+		rt_mapper_request(t, off + size - PAGE, size * 2 > RT_WINDOW ? RT_WINDOW : size * 2, drop, drop_size);
 }
 
 uint64_t rt_stream_used(const struct rt_thread *t)
@@ -199,15 +203,13 @@ static int copy_file(const char *src, const char *dst)
 }
 
 /* OVNI_TMPDIR: the finished stream moves to its final directory. */
-void rt_move_files(struct rt_thread *t)
+static void move_stream(const char *from, const char *to)
 {
-	if (strcmp(t->dir, t->final_dir) == 0)
-		return;
 	static const char *const names[] = { "stream.obs", "stream.json" };
 	for (int i = 0; i < 2; i++) {
 		char src[PATH_MAX], dst[PATH_MAX];
-		path_in(src, t->dir, names[i]);
-		path_in(dst, t->final_dir, names[i]);
+		path_in(src, from, names[i]);
+		path_in(dst, to, names[i]);
 		if (rename(src, dst) == 0)
 			continue;
 		if (errno != EXDEV || copy_file(src, dst) != 0)
@@ -215,5 +217,25 @@ void rt_move_files(struct rt_thread *t)
 		else
 			unlink(src);
 	}
+}
+
+void rt_move_files(struct rt_thread *t)
+{
+	if (strcmp(t->dir, t->final_dir) == 0)
+		return;
+	move_stream(t->dir, t->final_dir);
 	rmdir(t->dir);
+}
+
+/* A stream that already ended (moved out of OVNI_TMPDIR) and goes on: back
+ * to the tmpdir, so that it is continued and not replaced. */
+void rt_move_back(struct rt_thread *t)
+{
+	char tmp[PATH_MAX], final[PATH_MAX];
+	if (strcmp(t->dir, t->final_dir) == 0)
+		return;
+	path_in(tmp, t->dir, "stream.obs");
+	path_in(final, t->final_dir, "stream.obs");
+	if (access(tmp, F_OK) != 0 && access(final, F_OK) == 0)
+		move_stream(t->final_dir, t->dir);
 }

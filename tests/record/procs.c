@@ -6,8 +6,10 @@
  *   procs forkexec        the child of a fork execs /bin/true
  *   procs threads-exit    exit() while a thread is still running
  *   procs system          system("true"): the shell and true are recorded
- *   procs thread-exec     a second thread execs (the kernel gives it the pid) */
+ *   procs thread-exec     a second thread execs (the kernel gives it the pid)
+ *   procs spawn-noenv     posix_spawn of true with an empty environment */
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,15 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, exec_true, NULL);
 		for (;;)
 			pause();
+	}
+	if (!strcmp(what, "spawn-noenv")) {
+		char *args[] = { "true", NULL }, *env[] = { NULL };
+		pid_t p;
+		if (posix_spawnp(&p, "true", NULL, NULL, args, env) != 0)
+			return 1;
+		int st;
+		waitpid(p, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 	}
 	if (!strcmp(what, "system"))
 		return system("true");
