@@ -16,6 +16,10 @@ static const struct command *const commands[] = {
 	&cmd_emu,
 	&cmd_sort,
 	&cmd_sync,
+	&cmd_record,
+	&cmd_pack,
+	&cmd_unpack,
+	&cmd_lib,
 	NULL
 };
 

@@ -20,7 +20,7 @@ static const char usage[] =
 	"directory) and a description of the event, or UNKNOWN for an MCV that no\n"
 	"model declares. Clock offsets are not applied; unfinished and unsorted\n"
 	"streams are read (a clock going backwards is a warning). The trace is\n"
-	"only read.\n"
+	"only read; it may also be a pack archive (ovni pack).\n"
 	"\n"
 	"Options:\n"
 	"  -x, --hex          the payload bytes in hex (\":%02x\" each) instead of the\n"

@@ -13,12 +13,15 @@
 #include "emu/model.h"
 #include "emu/presort.h"
 #include "io/msg.h"
+#include "salvage.h"
 
 static const char usage[] =
 	"Usage: ovni emu [OPTIONS] TRACEDIR\n"
 	"Plays the trace in TRACEDIR through the runtime models and writes Paraver\n"
 	"timelines: thread.prv/.pcf/.row (one row per thread), cpu.prv/.pcf/.row\n"
 	"(one row per CPU) and their views in cfg/ (left alone if it exists).\n"
+	"TRACEDIR may be a pack archive (ovni pack), read without unpacking; the\n"
+	"outputs then need -o and clock-offsets.txt comes from the archive.\n"
 	"Every stream must be finished (ovni.finished = 1).\n"
 	"\n"
 	"Options:\n"
@@ -32,6 +35,10 @@ static const char usage[] =
 	"            sort` has not sorted are sorted in memory, the trace untouched,\n"
 	"            up to MIB MiB of them (default 1024); past that, or with 0,\n"
 	"            emu stops and asks you to run `ovni sort TRACEDIR`\n"
+	"  --salvage   emulate a trace whose program died: every unfinished\n"
+	"            stream is ended at its last event in a private copy (the\n"
+	"            trace is not written; finished streams are hard links) and\n"
+	"            named in a warning; outputs go to -o DIR or TRACEDIR\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"On a terminal a progress line shows how far it got. ^C stops early and\n"
@@ -63,6 +70,35 @@ static int parse_mib(const char *arg, uint64_t *bytes)
 	return 0;
 }
 
+/* --salvage: emulate a repaired private copy; outputs where they would go. */
+static int salvage_start(struct emu_opts *o, char *dir, size_t n)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, n, "%s/ovni-salvage.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		msg_err("cannot create %s: %s", dir, strerror(errno));
+		dir[0] = '\0';
+		return -1;
+	}
+	size_t ncut;
+	if (salvage_copy(o->tracedir, dir, &ncut) != 0) {
+		salvage_remove(dir);
+		dir[0] = '\0';
+		return -1;
+	}
+	msg_info("%zu unfinished streams ended at their last event", ncut);
+	if (!o->outdir)
+		o->outdir = o->tracedir;
+	if (!o->clkoff) {
+		static char clk[4200];
+		snprintf(clk, sizeof(clk), "%s/clock-offsets.txt", dir);
+		if (access(clk, F_OK) == 0)
+			o->clkoff = clk;
+	}
+	o->tracedir = dir;
+	return 0;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -74,12 +110,13 @@ static int run(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "sort-mem", required_argument, NULL, 'M' },
+		{ "salvage", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct emu_opts o;
 	memset(&o, 0, sizeof(o));
 	o.sort_mem = (uint64_t)PRESORT_DEFAULT_MIB << 20;
-	int c;
+	int c, salvage = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:c:ablh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -92,6 +129,7 @@ static int run(int argc, char **argv)
 			if (parse_mib(optarg, &o.sort_mem) != 0)
 				return 1;
 			break;
+		case 'S': salvage = 1; break;
 		case 'h':
 			fputs(usage, stdout);
 			print_models(stdout);
@@ -108,6 +146,9 @@ static int run(int argc, char **argv)
 	}
 	o.tracedir = argv[optind];
 	o.progress = isatty(2);
+	char salvaged[4096] = "";
+	if (salvage && salvage_start(&o, salvaged, sizeof(salvaged)) != 0)
+		return 1;
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -133,6 +174,8 @@ static int run(int argc, char **argv)
 		msg_info("the outputs are complete up to the failing event, %lld ns into the trace",
 			 (long long)e.last_dclock);
 	emu_free(&e);
+	if (salvaged[0])
+		salvage_remove(salvaged);
 	return rc == 0 ? 0 : 1;
 }
 

@@ -16,7 +16,8 @@ static const char usage[] =
 	"most frequent first (equal counts ordered by MCV), as the reference's\n"
 	"ovnitop does. Unfinished and unsorted streams are read; the trace is\n"
 	"only read. If a stream turns out damaged, the counts so far are still\n"
-	"printed and the exit status is 1.\n"
+	"printed and the exit status is 1. TRACEDIR may be a pack archive\n"
+	"(ovni pack).\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help  show this help\n";

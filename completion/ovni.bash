@@ -6,9 +6,13 @@ _ovni_opts() {
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
 	top) echo "" ;;
 	events) echo "" ;;
-	emu) echo "-o -c -a -b -l --sort-mem" ;;
+	emu) echo "-o -c -a -b -l --sort-mem --salvage" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	sort) echo "-c -n" ;;
+	pack) echo "-o --output -l --level -T --threads --tar --list --verify" ;;
+	unpack) echo "-C --directory -f --force" ;;
+	record) echo "-o --tmpdir --events --loom --app-id --kernel --no-kernel" ;;
+	lib) echo "" ;;
 	events) echo "" ;;
 	esac
 }
@@ -16,7 +20,7 @@ _ovni_opts() {
 # Arguments that name a file or directory, by option.
 _ovni_complete_arg() {
 	case $1 in
-	-o|--output|-c|--clock-offsets|--tmpdir|-C) return 0 ;;
+	-o|--output|-c|--clock-offsets|--tmpdir|-C|--directory) return 0 ;;
 	esac
 	return 1
 }
@@ -45,6 +49,15 @@ _ovni() {
 	case $prev in
 	--stream|--mcv|--from|--to) return ;;
 	esac
+	if [ "$cmd" = pack ] && case $prev in -l|--level|-T|--threads) true ;; *) false ;; esac; then
+		return
+	fi
+	if [ "$cmd" = record ]; then
+		case $prev in
+		--loom|--app-id) return ;;
+		--events) COMPREPLY=($(compgen -W "all ovni nanos6 nosv nodes tampi mpi openmp kernel" -- "$cur")); return ;;
+		esac
+	fi
 	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
 		return
 	fi
@@ -65,7 +78,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top events emu sort sync"
+	echo "dump top events emu sort sync record pack unpack lib"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

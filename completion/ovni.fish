@@ -4,7 +4,7 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version dump top events emu sort sync
+    printf '%s\n' help version dump top events emu sort sync record pack unpack lib
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
@@ -44,12 +44,14 @@ complete -c ovni -n '__fish_seen_subcommand_from emu' -s a -d 'enable every mode
 complete -c ovni -n '__fish_seen_subcommand_from emu' -s b -d 'also write the breakdown timelines'
 complete -c ovni -n '__fish_seen_subcommand_from emu' -s l -d 'lint: require empty stacks at the end'
 complete -c ovni -n '__fish_seen_subcommand_from emu' -l sort-mem -x -d 'MiB of unsorted streams sorted in memory'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -l salvage -d 'end unfinished streams at their last event (in a copy)'
 complete -c ovniemu -s o -r -a '(__fish_complete_directories)' -d 'write the outputs in DIR'
 complete -c ovniemu -s c -r -F -d 'clock offsets file'
 complete -c ovniemu -s a -d 'enable every model'
 complete -c ovniemu -s b -d 'also write the breakdown timelines'
 complete -c ovniemu -s l -d 'lint: require empty stacks at the end'
 complete -c ovniemu -l sort-mem -x -d 'MiB of unsorted streams sorted in memory'
+complete -c ovniemu -l salvage -d 'end unfinished streams at their last event (in a copy)'
 complete -c ovniemu -s h -l help -d 'show the help'
 
 # sync
@@ -76,3 +78,32 @@ complete -c ovnisort -s h -l help -d 'show the help'
 # events
 complete -c ovni -f -n __ovni_no_subcommand -a events -d 'print the catalogue of events of every model in Markdown'
 complete -c ovni -f -n '__fish_seen_subcommand_from events' -a 'nanos6 nodes kernel mpi ovni openmp tampi nosv' -d 'model'
+
+# pack
+complete -c ovni -f -n __ovni_no_subcommand -a pack -d 'archive a trace into one compressed file'
+complete -c ovni -n '__fish_seen_subcommand_from pack' -r -s o -l output -d 'write the archive to FILE'
+complete -c ovni -n '__fish_seen_subcommand_from pack' -x -s l -l level -d 'zstd level (1-22)'
+complete -c ovni -n '__fish_seen_subcommand_from pack' -x -s T -l threads -d 'compress on N threads'
+complete -c ovni -n '__fish_seen_subcommand_from pack' -l tar -d 'write a plain .tar.zst instead'
+complete -c ovni -n '__fish_seen_subcommand_from pack' -l list -d 'list the members of an archive'
+complete -c ovni -n '__fish_seen_subcommand_from pack' -l verify -d 'check every block of an archive'
+
+# unpack
+complete -c ovni -f -n __ovni_no_subcommand -a unpack -d 'restore a trace directory from an ovni pack archive'
+complete -c ovni -n '__fish_seen_subcommand_from unpack' -x -a '(__fish_complete_directories)' -s C -l directory -d 'extract into DIR'
+complete -c ovni -n '__fish_seen_subcommand_from unpack' -s f -l force -d 'overwrite existing files'
+# record
+complete -c ovni -f -n __ovni_no_subcommand -a record -d 'run a program and record a runtime trace of it'
+complete -c ovni -n '__fish_seen_subcommand_from record' -s o -r -a '(__fish_complete_directories)' -d 'where the trace goes'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l tmpdir -r -a '(__fish_complete_directories)' -d 'write streams under DIR first'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l events -x -a 'all ovni nanos6 nosv nodes tampi mpi openmp kernel' -d 'models to record'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l loom -x -d 'loom name'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l app-id -x -d 'application id'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l kernel -d 'record the context switches of every thread'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l no-kernel -d 'do not record context switches'
+complete -c ovni -n '__fish_seen_subcommand_from record' -s h -l help -d 'show the help'
+
+# lib
+complete -c ovni -f -n __ovni_no_subcommand -a lib -d 'write ovni.h and libovni.so to build against the libovni API'
+complete -c ovni -n '__fish_seen_subcommand_from lib' -r -a '(__fish_complete_directories)' -d 'directory'
+complete -c ovni -n '__fish_seen_subcommand_from lib' -s h -l help -d 'show the help'

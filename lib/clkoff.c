@@ -254,9 +254,15 @@ int clkoff_apply(struct system *sys, const char *path, int required)
 			msg_warn("no clock offset file loaded with %zu looms", sys->nlooms);
 		return 0;
 	}
-	struct table t = { .path = path };
-	int rc = parse(&t, text, len);
+	int rc = clkoff_apply_text(sys, path, text, len);
 	free(text);
+	return rc;
+}
+
+int clkoff_apply_text(struct system *sys, const char *name, const char *text, size_t len)
+{
+	struct table t = { .path = name };
+	int rc = parse(&t, text, len);
 	if (rc == 0)
 		rc = assign(sys, &t);
 	free_table(&t);

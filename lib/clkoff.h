@@ -26,6 +26,8 @@ struct clkoff_entry {
  * offsets; then, with more than one loom, a warning says so. Returns 0, or
  * -1 after a one-line error naming the file and line. */
 int clkoff_apply(struct system *sys, const char *path, int required);
+/* The same from the text of the file (len bytes), named name in messages. */
+int clkoff_apply_text(struct system *sys, const char *name, const char *text, size_t len);
 
 /* Writes the header and one row per entry, skipping an entry whose hostname
  * an earlier one has (as ovnisync does). Returns 0, or -1 on a write error. */

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "io/msg.h"
+#include "pack.h"
+#include "pack_walk.h"
 
 #define TRACE_PATH_MAX 4096
 
@@ -290,7 +292,6 @@ static int find_streams(struct trace *t, struct names *found)
 		msg_err("cannot open trace %s: %s", t->root, strerror(errno));
 		return -1;
 	}
-	/* A regular file here is where pack archives will be recognised. */
 	if (!S_ISDIR(st.st_mode)) {
 		msg_err("%s: not a trace directory", t->root);
 		return -1;
@@ -328,6 +329,98 @@ static int find_streams(struct trace *t, struct names *found)
 	return 0;
 }
 
+/* The streams of a pack archive: every stream.json member next to a
+ * stream.obs member. */
+static int find_archive_streams(struct trace *t, struct names *found)
+{
+	struct pack *p = t->archive;
+	for (size_t i = 0; i < p->n; i++) {
+		struct pack_member *m = &p->members[i];
+		size_t n = strlen(m->path), jl = strlen("stream.json");
+		if (m->type != PACK_FILE || n < jl || strcmp(m->path + n - jl, "stream.json") != 0 ||
+		    (n > jl && m->path[n - jl - 1] != '/'))
+			continue;
+		char rel[TRACE_PATH_MAX];
+		snprintf(rel, sizeof(rel), "%.*s", (int)(n > jl ? n - jl - 1 : 0), m->path);
+		if (names_add(found, rel) < 0) {
+			msg_err("out of memory");
+			return -1;
+		}
+	}
+	if (found->n == 0) {
+		msg_err("%s: no streams in the archive (a stream is a directory holding stream.json and stream.obs)", t->root);
+		return -1;
+	}
+	qsort(found->v, found->n, sizeof(found->v[0]), cmp_str);
+	return 0;
+}
+
+static int load_archive_stream(struct trace *t, struct trace_stream *s, const char *rel, unsigned flags)
+{
+	struct pack *p = t->archive;
+	char path[TRACE_PATH_MAX];
+	if (!(s->relpath = strdup(rel)) || !(s->dir = *rel ? pack_join(t->root, rel) : strdup(t->root)))
+		goto oom;
+	if (join(path, rel, "stream.obs") < 0 || !(s->obs_name = strdup(path)))
+		return -1;
+	struct pack_member *obs = pack_find(p, path);
+	if (!obs || obs->type != PACK_FILE) {
+		msg_err("%s/%s: missing (a stream directory must hold stream.json and stream.obs)", t->root, path);
+		return -1;
+	}
+	s->obs_member = obs;
+	if (join(path, rel, "stream.json") < 0)
+		return -1;
+	size_t len;
+	char *text = pack_member_read(p, pack_find(p, path), &len);
+	if (!text)
+		return -1;
+	char err[512];
+	s->json = json_parse(text, len, err, sizeof(err));
+	free(text);
+	if (join(path, s->dir, "stream.json") < 0)
+		return -1;
+	if (!s->json) {
+		msg_err("%s: %s", path, err);
+		return -1;
+	}
+	if (meta_load(&s->meta, s->json, path, flags) < 0)
+		return -1;
+	if (!s->meta.is_thread)
+		msg_warn("%s: ignoring stream of part \"%s\" (only thread streams are modelled)", path,
+			 json_dotget(s->json, "ovni.part")->u.str.s);
+	return 0;
+oom:
+	msg_err("out of memory");
+	return -1;
+}
+
+static int open_archive(struct trace *t, unsigned flags)
+{
+	struct names found = { 0 };
+	if (!(t->archive = malloc(sizeof(struct pack)))) {
+		msg_err("out of memory");
+		return -1;
+	}
+	if (pack_open(t->archive, t->root) < 0 || find_archive_streams(t, &found) < 0)
+		goto err;
+	if (!(t->streams = calloc(found.n, sizeof(*t->streams)))) {
+		msg_err("out of memory");
+		goto err;
+	}
+	for (size_t i = 0; i < found.n; i++) {
+		t->n = i + 1;
+		if (load_archive_stream(t, &t->streams[i], found.v[i], flags) < 0)
+			goto err;
+	}
+	names_free(&found);
+	return 0;
+err:
+	names_free(&found);
+	trace_close(t);
+	return -1;
+}
+
 int trace_open(struct trace *t, const char *path, unsigned flags)
 {
 	memset(t, 0, sizeof(*t));
@@ -336,6 +429,8 @@ int trace_open(struct trace *t, const char *path, unsigned flags)
 		msg_err("out of memory");
 		return -1;
 	}
+	if (pack_is_archive(t->root))
+		return open_archive(t, flags);
 	if (find_streams(t, &found) < 0)
 		goto err;
 	if (!(t->streams = calloc(found.n, sizeof(*t->streams)))) {
@@ -362,9 +457,45 @@ err:
 struct byte_src *trace_stream_src(struct trace *t, size_t i)
 {
 	char path[TRACE_PATH_MAX];
+	if (i < t->n && t->archive)
+		return pack_member_src(t->archive, t->streams[i].obs_member);
 	if (i >= t->n || join(path, t->streams[i].dir, "stream.obs") < 0)
 		return NULL;
 	return byte_src_file(path);
+}
+
+char *trace_read_extra(struct trace *t, const char *name, size_t *len, int *absent)
+{
+	*absent = 0;
+	if (t->archive) {
+		struct pack_member *m = pack_find(t->archive, name);
+		if (!m || m->type != PACK_FILE) {
+			*absent = 1;
+			return NULL;
+		}
+		return pack_member_read(t->archive, m, len);
+	}
+	char path[TRACE_PATH_MAX];
+	if (join(path, t->root, name) < 0)
+		return NULL;
+	if (!is_file(path)) {
+		*absent = 1;
+		return NULL;
+	}
+	struct text text = { 0 };
+	if (read_file(path, &text) < 0) {
+		free(text.s);
+		return NULL;
+	}
+	char *s = realloc(text.s, text.len + 1);
+	if (!s) {
+		free(text.s);
+		msg_err("out of memory");
+		return NULL;
+	}
+	s[text.len] = '\0';
+	*len = text.len;
+	return s;
 }
 
 void trace_close(struct trace *t)
@@ -379,5 +510,9 @@ void trace_close(struct trace *t)
 	}
 	free(t->streams);
 	free(t->root);
+	if (t->archive) {
+		pack_close(t->archive);
+		free(t->archive);
+	}
 	memset(t, 0, sizeof(*t));
 }

@@ -17,6 +17,7 @@ struct trace_stream {
 	char *obs_name; /* "<relpath>/stream.obs", for messages */
 	struct json *json; /* parsed stream.json */
 	struct stream_meta meta; /* interpreted metadata */
+	void *obs_member; /* archive member of stream.obs (pack traces) */
 };
 
 struct trace {
@@ -29,12 +30,17 @@ struct trace {
 /* Flags for trace_open. */
 #define TRACE_REQUIRE_FINISHED 1u /* every stream must have ovni.finished = 1 (emu) */
 
-/* Finds the streams under path, parses and checks every stream.json.
+/* Finds the streams under path (a directory or a pack archive), parses and
+ * checks every stream.json.
  * Returns 0, or -1 after a one-line message naming the file (and JSON
  * line:column). A path holding no stream is an error. */
 int trace_open(struct trace *t, const char *path, unsigned flags);
 /* A byte source over the stream's events (file or archive member). */
 struct byte_src *trace_stream_src(struct trace *t, size_t i);
+/* A file at the trace root (e.g. clock-offsets.txt), read whole and
+ * NUL-terminated; NULL with *absent = 1 if there is none, NULL with
+ * *absent = 0 after an error message. */
+char *trace_read_extra(struct trace *t, const char *name, size_t *len, int *absent);
 void trace_close(struct trace *t);
 
 #endif

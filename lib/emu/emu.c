@@ -25,6 +25,18 @@ static int load_offsets(struct emu *e)
 {
 	if (e->opts.clkoff)
 		return clkoff_apply(&e->sys, e->opts.clkoff, 1);
+	if (e->trace.archive) { /* the offsets file is a member of the pack */
+		size_t len;
+		int absent;
+		char *text = trace_read_extra(&e->trace, CLKOFF_FILE, &len, &absent);
+		if (!text)
+			return absent ? clkoff_apply(&e->sys, NULL, 0) : -1;
+		char name[4200];
+		snprintf(name, sizeof(name), "%s/%s", e->trace.root, CLKOFF_FILE);
+		int rc = clkoff_apply_text(&e->sys, name, text, len);
+		free(text);
+		return rc;
+	}
 	size_t n = strlen(e->trace.root) + sizeof(CLKOFF_FILE) + 2;
 	char *path = malloc(n);
 	if (!path) {
@@ -85,6 +97,7 @@ static int open_streams(struct emu *e)
 		if (sr_open(&e->readers[i], src, e->trace.streams[i].obs_name, 0) != 0)
 			return -1;
 	}
+	presort_report(&e->presort, &e->trace);
 	if (player_init(&e->player, e->readers, n, e->offsets, 0) != 0)
 		return -1;
 	e->have_player = 1;
@@ -272,6 +285,10 @@ int emu_init(struct emu *e, const struct emu_opts *o)
 	if (load_trace(e) != 0 || open_streams(e) != 0 || check_clock_gate(e) != 0 ||
 	    enable_models(e) != 0)
 		return -1;
+	if (!o->outdir && e->trace.archive) {
+		msg_err("%s: a pack archive is read-only; say where the outputs go with -o DIR", e->trace.root);
+		return -1;
+	}
 	e->outdir = strdup(o->outdir ? o->outdir : e->trace.root);
 	if (!e->outdir) {
 		msg_err("out of memory");

@@ -140,6 +140,13 @@ static struct byte_src *refuse(struct presort *p, struct trace *t, size_t i, uin
 	return NULL;
 }
 
+void presort_report(const struct presort *p, const struct trace *t)
+{
+	if (p->nsorted > PRESORT_NAMED)
+		msg_info("%zu streams in all sorted in memory, %.1f MiB (`ovni sort %s` sorts them for good)",
+			 p->nsorted, (double)p->used / MIB, t->root);
+}
+
 struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i)
 {
 	uint64_t back = 0, size = 0;
@@ -168,8 +175,9 @@ struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i)
 	}
 	p->used += len;
 	p->nsorted++;
-	msg_info("%s: %" PRIu64 " unordered region%s sorted in memory (the trace is unchanged; "
-		 "`ovni sort %s` sorts it for good)", name, st.regions, st.regions == 1 ? "" : "s", t->root);
+	if (p->nsorted <= PRESORT_NAMED)
+		msg_info("%s: %" PRIu64 " unordered region%s sorted in memory (the trace is unchanged; "
+			 "`ovni sort %s` sorts it for good)", name, st.regions, st.regions == 1 ? "" : "s", t->root);
 	struct byte_src *src = owned_src(buf, len);
 	if (!src)
 		free(buf);

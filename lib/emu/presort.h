@@ -17,6 +17,7 @@
 #include "trace.h"
 
 #define PRESORT_DEFAULT_MIB 1024
+#define PRESORT_NAMED 3 /* streams named one by one; then a count */
 
 struct presort {
 	uint64_t limit; /* bytes of streams that may be held; 0: never sort in memory */
@@ -30,5 +31,7 @@ struct presort {
  * reports it). NULL after a one-line message naming the stream (a bad
  * stream, or the limit reached: run `ovni sort`). */
 struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i);
+/* One line with the count, when more streams were sorted than named. */
+void presort_report(const struct presort *p, const struct trace *t);
 
 #endif

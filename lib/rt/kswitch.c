@@ -16,7 +16,7 @@
 #define SWITCH_SIZE (sizeof(struct perf_event_header) + 8)
 #define LOST_SIZE (sizeof(struct perf_event_header) + 3 * 8)
 
-static uint64_t now_ns(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -26,7 +26,7 @@ static uint64_t now_ns(void)
 int kswitch_open(struct kswitch *k, unsigned ring_pages)
 {
 	memset(k, 0, sizeof(*k));
-	k->fd = -1;
+	k->now = mono_ns;
 	if (ring_pages == 0)
 		ring_pages = KSWITCH_RING_PAGES;
 	if (ring_pages & (ring_pages - 1))
@@ -47,15 +47,28 @@ int kswitch_open(struct kswitch *k, unsigned ring_pages)
 	if (fd < 0)
 		return -errno;
 	long page = sysconf(_SC_PAGESIZE);
-	size_t size = (size_t)page * (ring_pages + 1u);
-	void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	size_t size;
+	void *map;
+	/* the rings of all threads count against perf_event_mlock_kb and
+	 * RLIMIT_MEMLOCK: a smaller one beats none */
+	for (;;) {
+		size = (size_t)page * (ring_pages + 1u);
+		map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+		if (map != MAP_FAILED || ring_pages == 1 || (errno != EPERM && errno != ENOMEM))
+			break;
+		ring_pages /= 2;
+	}
 	if (map == MAP_FAILED) {
 		int err = errno;
 		close((int)fd);
+		k->mmap_failed = 1;
 		return -err;
 	}
+	madvise(map, size, MADV_DONTFORK); /* a forked child does not hold it */
+	/* The mapping keeps the event alive: no descriptor held for the whole
+	 * run, none for the program to close or reuse under us. */
+	close((int)fd);
 	const struct perf_event_mmap_page *meta = map;
-	k->fd = (int)fd;
 	k->map = map;
 	k->map_size = size;
 	/* data_offset and data_size are 0 before Linux 4.1: one page in, the rest */
@@ -85,24 +98,39 @@ struct drain {
 /* Writes KCO (out) or KCI at clock, opening the region first. */
 static void put(struct drain *d, int out, uint64_t clock)
 {
+	if (d->opened && !d->k->in_region)
+		return; /* a signal handler closed the region: the rest is dropped */
 	if (!d->opened) {
 		d->emit(d->ctx, "OU[", d->start);
 		d->opened = 1;
+		d->k->in_region = 1;
 	}
 	d->emit(d->ctx, out ? "KCO" : "KCI", clock);
 	d->k->out = out;
+	d->k->last_out = out ? clock : d->k->last_out;
 	d->n++;
 }
 
 size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 {
-	if (k->fd < 0)
+	if (!k->map)
 		return 0;
+	if (k->draining) { /* re-entered from a signal handler */
+		if (k->in_region) {
+			if (k->out)
+				emit(ctx, "KCI", k->last_out + 1);
+			emit(ctx, "OU]", k->now());
+			k->in_region = 0;
+			k->out = 0;
+		}
+		return 0;
+	}
+	k->draining = 1;
 	struct perf_event_mmap_page *meta = (struct perf_event_mmap_page *)k->map;
 	/* acquire: the records before head are complete once head is read */
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
-	struct drain d = { k, emit, ctx, now_ns(), 0, 0 };
+	struct drain d = { k, emit, ctx, k->now(), 0, 0 };
 	while (head - tail >= sizeof(struct perf_event_header)) {
 		struct perf_event_header h;
 		ring_copy(k, tail, &h, sizeof(h));
@@ -118,26 +146,37 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 		} else if (h.type == PERF_RECORD_LOST && h.size == LOST_SIZE) {
 			ring_copy(k, tail, rec, LOST_SIZE);
 			k->lost += rec[2];
+			if (k->out) /* its switch-in is among the lost */
+				put(&d, 0, k->last_out + 1);
 		}
 		tail += h.size;
 	}
 	/* release: the kernel may reuse the space once tail is stored */
 	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-	if (k->out) /* the switch-in was lost, but the thread runs now */
-		put(&d, 0, d.start);
-	if (d.opened)
-		emit(ctx, "OU]", now_ns());
+	/* The ring filled after a switch-out, so its switch-in was lost (the
+	 * kernel says so only later): the thread came back before any event
+	 * it wrote since, whose clocks are unknown here, so the earliest
+	 * possible time is the only safe one. */
+	if (k->out)
+		put(&d, 0, k->last_out + 1);
+	if (d.opened && k->in_region)
+		emit(ctx, "OU]", k->now());
+	k->in_region = 0;
 	k->nswitches += d.n;
+	k->draining = 0;
 	return d.n;
 }
 
 void kswitch_close(struct kswitch *k)
 {
-	if (k->fd < 0)
+	if (!k->map)
 		return;
 	munmap(k->map, k->map_size);
-	close(k->fd);
-	k->fd = -1;
+	k->map = k->ring = NULL;
+}
+
+void kswitch_forget(struct kswitch *k)
+{
 	k->map = k->ring = NULL;
 }
 
@@ -158,11 +197,14 @@ static int paranoid(void)
 	return v;
 }
 
-const char *kswitch_strerror(int err, char *buf, size_t n)
+const char *kswitch_strerror(const struct kswitch *k, int err, char *buf, size_t n)
 {
 	int e = err < 0 ? -err : err;
 	int p = paranoid();
-	if (e == EACCES || e == EPERM) {
+	if (k->mmap_failed) {
+		snprintf(buf, n, "cannot map a perf ring: %s (kernel.perf_event_mlock_kb and `ulimit -l` "
+			 "bound the rings of all threads)", strerror(e));
+	} else if (e == EACCES || e == EPERM) {
 		if (p > 2)
 			snprintf(buf, n, "perf_event_open: %s: kernel.perf_event_paranoid is %d, 2 or less "
 				 "is needed (or CAP_PERFMON)", strerror(e), p);

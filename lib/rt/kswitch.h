@@ -16,41 +16,59 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KSWITCH_RING_PAGES 32 /* data pages: 128 KiB, 8192 switches between drains */
+#define KSWITCH_RING_PAGES 64 /* data pages: 256 KiB, 8192 switches between drains */
 
 struct kswitch {
-	int fd; /* the perf event, -1 when not recording */
-	uint8_t *map; /* control page, then the ring */
+	uint8_t *map; /* control page, then the ring; NULL when not recording */
 	size_t map_size;
 	uint8_t *ring;
 	uint64_t ring_size; /* a power of two */
 	int out; /* the last switch written took the thread out of its CPU */
+	uint64_t last_out; /* clock of the last KCO written */
+	int mmap_failed; /* kswitch_open could open the event but not map its ring */
+	volatile int draining; /* inside kswitch_drain (a signal handler may come in) */
+	volatile int in_region; /* OU[ written, OU] not yet */
 	uint64_t lost; /* records the kernel dropped because the ring was full */
 	uint64_t nswitches; /* KCO + KCI written */
+	/* The clock of the thread's own events, for OU[ and OU]: a region must
+	 * not end before an event written before it. CLOCK_MONOTONIC unless
+	 * the caller sets another after kswitch_open (the shim's, which may
+	 * run a little ahead of the kernel's). */
+	uint64_t (*now)(void);
 };
 
 /* Writes one event of the calling thread: MCV and clock, no payload. */
 typedef void (*kswitch_emit_fn)(void *ctx, const char mcv[3], uint64_t clock);
 
 /* Starts recording the calling thread; ring_pages data pages (a power of
- * two; 0 for KSWITCH_RING_PAGES). Returns 0, or -errno: -EACCES or -EPERM
+ * two; 0 for KSWITCH_RING_PAGES; fewer when the locked-memory limits
+ * refuse them). Returns 0, or -errno: -EACCES or -EPERM
  * when perf_event_paranoid, a missing capability or a container forbids
  * it, -ENOSYS, -ENOENT, -EINVAL or -EOPNOTSUPP when the kernel cannot do
- * it. k->fd is -1 after a failure, and every other call is then a no-op. */
+ * it. k->map is NULL after a failure, and every other call is then a
+ * no-op. No descriptor stays open: the mapping holds the event. */
 int kswitch_open(struct kswitch *k, unsigned ring_pages);
 
 /* Writes the switches recorded since the last drain through emit: OU[,
  * then KCO/KCI with the kernel's clocks, alternating, then OU] (OU[ and
  * OU] at the current time). Nothing when no switch happened. Records lost
- * to a full ring cannot break the pairs: a missing switch-in is written at
- * the drain's time (the thread runs now). Returns the KCO/KCI written. */
+ * to a full ring cannot break the pairs: a switch-in lost after a
+ * switch-out is written 1 ns after it (no event of the thread can fall
+ * inside a made-up interval). Returns the KCO/KCI written. */
 size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx);
+/* Called again while a drain runs (a fatal signal handler ending the
+ * thread), it only closes the region the interrupted drain opened (with the
+ * missing KCI) and returns 0: the stream stays sortable. */
 
 /* Stops recording (drain first to keep the last switches). */
 void kswitch_close(struct kswitch *k);
+/* In a forked child: drops the copy of the parent thread's recorder. Its
+ * ring is not mapped in the child (MADV_DONTFORK): whatever the child
+ * mapped since at that address is left alone. */
+void kswitch_forget(struct kswitch *k);
 
-/* A one-line reason, for the user, why err (from kswitch_open) means no
- * context switches: names perf_event_paranoid when it is the cause. */
-const char *kswitch_strerror(int err, char *buf, size_t n);
+/* A one-line reason, for the user, why err (from kswitch_open on k) means
+ * no context switches: names perf_event_paranoid when it is the cause. */
+const char *kswitch_strerror(const struct kswitch *k, int err, char *buf, size_t n);
 
 #endif

@@ -83,4 +83,13 @@ for steps in "$GOLDEN"/*/*/steps; do
 	check "$name: $emu on the unsorted trace" "$OVNI" $emu "$TMP/g"
 	same_outputs "$name: equals the reference's after sort" "$TMP/g" "$dir/expected/1-emu"
 done
+
+# Many unsorted streams: the first ones are named, then one line counts all.
+m=$TMP/many
+for tid in 1 2 3 4 5; do
+	stream "$m" $tid 'header\n'"$OHX"'\nev OB. 200\nev OU[ 450\nev KCI 350\nev KCO 250\nev OU] 460\nev OHe 700\n' 100
+done
+"$OVNI" emu -o "$TMP/ou" "$m" 2>"$TMP/err" >/dev/null
+check "5 unsorted streams: 3 named" test "$(grep -c 'sorted in memory (the trace is unchanged' "$TMP/err")" -eq 3
+check "and one line counts them" grep -q '5 streams in all sorted in memory' "$TMP/err"
 done_testing

@@ -56,3 +56,26 @@ stream() {
 }
 
 done_testing() { exit $T_FAILED; }
+
+# need_pkgs WHAT CMD PKG...: makes CMD available, installing the Debian
+# packages with apt-get when it is missing (root only); returns 1, after a
+# SKIP line naming WHAT, when it cannot. Used by the tests needing MPI or clang.
+need_pkgs() {
+	what=$1; cmd=$2; shift 2
+	command -v "$cmd" >/dev/null 2>&1 && return 0
+	apt_install "$what" "$@"
+	command -v "$cmd" >/dev/null 2>&1 && return 0
+	echo "ok - # SKIP $what: $cmd is missing and packages $* could not be installed"
+	return 1
+}
+
+# apt_install WHAT PKG...: installs the Debian packages (root with apt-get
+# only, updating the package lists if the first try fails); 1 if it cannot.
+apt_install() {
+	what=$1; shift
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+	echo "# installing $* for $what"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq "$@" >"$TMP/apt.log" 2>&1 ||
+		{ apt-get update -qq >>"$TMP/apt.log" 2>&1 && apt-get install -y -qq "$@" >>"$TMP/apt.log" 2>&1; }
+}

@@ -49,6 +49,9 @@ static const char usage[] =
 	"                    (default 1000000000000); threads start a few ns apart\n"
 	"      --step NS     mean distance between events of a thread (default 100)\n"
 	"      --unfinished  leave ovni.finished out of every stream.json\n"
+	"      --real-clock  steps as a real tight loop measures them: exactly the\n"
+	"                    step, 1 in 64 a few ns more, 1 in 4096 a gap of up to\n"
+	"                    100 us (the default steps are uniformly random)\n"
 	"  -h, --help        show this help\n";
 
 enum kind { PAUSE, EMIT, NANOS6, KERNEL, MARK, TASKS, NOSV };
@@ -56,7 +59,7 @@ enum kind { PAUSE, EMIT, NANOS6, KERNEL, MARK, TASKS, NOSV };
 struct opts {
 	long long events, threads, procs, looms, seed, start, step;
 	enum kind kind;
-	int unfinished;
+	int unfinished, real_clock;
 	const char *dir;
 };
 
@@ -65,6 +68,7 @@ struct gen {
 	uint64_t clock, rng;
 	long long left; /* events still to write */
 	long long step;
+	int real_clock;
 	uint64_t prev[2]; /* clocks of the last two events */
 };
 
@@ -85,6 +89,12 @@ static uint64_t next_rng(struct gen *g)
 /* Clock of the next event: step/2 .. 3*step/2 after the previous one. */
 static uint64_t tick(struct gen *g)
 {
+	if (g->real_clock) {
+		uint64_t r = next_rng(g);
+		g->clock += (uint64_t)g->step + (r % 64 == 0 ? (r >> 6) % 64 : 0) +
+			    (r % 4096 == 1 ? (r >> 12) % 100000 : 0);
+		return g->clock;
+	}
 	g->clock += (uint64_t)(g->step / 2) + next_rng(g) % (uint64_t)(g->step + 1);
 	return g->clock;
 }
@@ -328,6 +338,7 @@ static void write_stream(const char *path, const struct opts *o, int32_t cpu, ui
 	g.clock = start;
 	g.rng = seed * 0x9e3779b97f4a7c15ull + 1;
 	g.step = o->step;
+	g.real_clock = o->real_clock;
 	g.left = o->events;
 	uint8_t hdr[STREAM_HEADER_SIZE];
 	stream_header(hdr);
@@ -377,11 +388,12 @@ static void parse(struct opts *o, int argc, char **argv)
 		{ "start", required_argument, NULL, 'S' },
 		{ "step", required_argument, NULL, 'T' },
 		{ "unfinished", no_argument, NULL, 'U' },
+		{ "real-clock", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const kinds[] = { "pause", "emit", "nanos6", "kernel", "mark", "tasks", "nosv" };
-	*o = (struct opts){ 1000000, 1, 1, 1, 1, 1000000000000LL, 100, PAUSE, 0, NULL };
+	*o = (struct opts){ 1000000, 1, 1, 1, 1, 1000000000000LL, 100, PAUSE, 0, 0, NULL };
 	int c;
 	while ((c = getopt_long(argc, argv, "n:t:p:l:k:s:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -393,6 +405,7 @@ static void parse(struct opts *o, int argc, char **argv)
 		case 'S': o->start = number(optarg, "--start", 0); break;
 		case 'T': o->step = number(optarg, "--step", 4); break;
 		case 'U': o->unfinished = 1; break;
+		case 'R': o->real_clock = 1; break;
 		case 'k': {
 			size_t i;
 			for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)

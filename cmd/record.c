@@ -1,0 +1,524 @@
+/* ovni record: run a program with the libovni shim preloaded and turn what
+ * it leaves into a finished trace. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "program.h"
+#include "events.h"
+#include "io/msg.h"
+#include "rt/state.h"
+#include "rankloom.h"
+#include "salvage.h"
+#include "shim.h"
+
+static const char usage[] =
+	"Usage: ovni record [-o TRACEDIR] [--tmpdir DIR] [--events KINDS] [--loom NAME]\n"
+	"                   [--app-id N] [--no-kernel] -- APP [ARGS...]\n"
+	"Runs APP with the libovni shim preloaded and writes a runtime trace of it\n"
+	"and of every process it forks or execs: threads (creation, execution,\n"
+	"end), CPU placement and affinity changes, time blocked in locks, waits\n"
+	"and sleeps (mark 99), MPI calls (mpi model; MPI launchers are not traced,\n"
+	"their ranks are), OpenMP with LLVM libomp (openmp model, through OMPT),\n"
+	"and every event of programs that use the libovni API (the shim is also\n"
+	"libovni.so.1 for them). Streams left unfinished (a crash, SIGKILL,\n"
+	"threads still running at exit) are ended at their last event. Prints one\n"
+	"summary line at the end and exits with APP's status.\n"
+	"\n"
+	"Options:\n"
+	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni)\n"
+	"  --tmpdir DIR     write streams under DIR and move them to TRACEDIR when\n"
+	"                   each thread ends (default: $OVNI_TMPDIR)\n"
+	"  --events KINDS   comma-separated models to record (ovni, nanos6, nosv,\n"
+	"                   nodes, tampi, mpi, openmp, kernel) or all (default:\n"
+	"                   $OVNI_EVENTS, else all); ovni is always recorded\n"
+	"  --loom NAME      loom name (default: <hostname>.<pid of ovni record>)\n"
+	"  --app-id N       application id of every process, N >= 1 (default 1)\n"
+	"  --kernel         record the kernel's context switches of every thread\n"
+	"                   (perf_event; the default when --events selects kernel):\n"
+	"                   run `ovni sort` on the trace before `ovni emu`, or let\n"
+	"                   emu sort it in memory. Where perf_event_paranoid or\n"
+	"                   the container forbids it, one notice and no switches\n"
+	"  --no-kernel      do not record context switches\n"
+	"  -h, --help       show this help\n";
+
+static pid_t child;
+
+/* A signal sent to the recorder goes to the program; one from the
+ * terminal (si_code SI_KERNEL) already reached its whole process group. */
+static void forward(int sig, siginfo_t *info, void *ctx)
+{
+	(void)ctx;
+	if (child > 0 && info && info->si_code <= 0)
+		kill(child, sig);
+}
+
+static int parse_app_id(const char *s, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > INT32_MAX)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int check_events(const char *list)
+{
+	if (strcmp(list, "all") == 0)
+		return 0;
+	char buf[256];
+	if (strlen(list) >= sizeof(buf) || !*list)
+		return -1;
+	strcpy(buf, list);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!model_info_by_name(tok)) {
+			msg_err("--events: no model '%s' (models: ovni nanos6 nosv nodes tampi mpi openmp kernel, or all)", tok);
+			return -1;
+		}
+	return 0;
+}
+
+/* Whether the --events list names model (or is "all"). */
+static int events_select(const char *list, const char *model)
+{
+	size_t n = strlen(model);
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
+		size_t len = strcspn(p, ",");
+		if ((len == 3 && strncmp(p, "all", 3) == 0) || (len == n && strncmp(p, model, n) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+/* Online CPUs of this machine, from sysfs (else 0..N-1). */
+static uint32_t online_cpus(int32_t *phyid, uint32_t max)
+{
+	uint32_t n = 0;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	if (f) {
+		long a, b;
+		int c;
+		while (fscanf(f, "%ld", &a) == 1) {
+			b = a;
+			if ((c = fgetc(f)) == '-') {
+				if (fscanf(f, "%ld", &b) != 1)
+					break;
+				c = fgetc(f);
+			}
+			for (long i = a; i <= b && n < max; i++)
+				phyid[n++] = (int32_t)i;
+			if (c != ',')
+				break;
+		}
+		fclose(f);
+	}
+	if (n == 0) {
+		long k = sysconf(_SC_NPROCESSORS_ONLN);
+		for (long i = 0; i < (k > 0 ? k : 1) && n < max; i++)
+			phyid[n++] = (int32_t)i;
+	}
+	return n;
+}
+
+/* The shared state file, in the private directory. */
+static struct rt_state *make_state(char *path, size_t n)
+{
+	char dir[4096];
+	int dfd = shim_private_dir(dir, sizeof(dir));
+	if (dfd < 0)
+		return NULL;
+	char name[64];
+	snprintf(name, sizeof(name), "run.%ld", (long)getpid());
+	if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n) {
+		close(dfd);
+		msg_err("private directory path too long");
+		return NULL;
+	}
+	unlinkat(dfd, name, 0);
+	int fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0 || ftruncate(fd, sizeof(struct rt_state)) != 0) {
+		msg_err("cannot create %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	struct rt_state *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (s == MAP_FAILED) {
+		msg_err("cannot map %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	s->ncpus = online_cpus(s->phyid, RT_STATE_MAXCPU);
+	s->magic = RT_STATE_MAGIC;
+	return s;
+}
+
+static void prepend_env(const char *name, const char *value)
+{
+	const char *old = getenv(name);
+	if (!old || !*old) {
+		setenv(name, value, 1);
+		return;
+	}
+	size_t n = strlen(value) + strlen(old) + 2;
+	char *v = malloc(n);
+	if (!v)
+		die("out of memory");
+	snprintf(v, n, "%s:%s", value, old);
+	setenv(name, v, 1);
+	free(v);
+}
+
+/* An absolute path for dir, created if missing. */
+static int absolute_dir(const char *dir, char *out)
+{
+	char cmd[PATH_MAX];
+	if (strlen(dir) >= sizeof(cmd))
+		return -1;
+	strcpy(cmd, dir);
+	for (char *p = cmd + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(cmd, 0755);
+		*p = '/';
+	}
+	if (mkdir(cmd, 0755) != 0 && errno != EEXIST) {
+		msg_err("cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!realpath(dir, out)) {
+		msg_err("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct run {
+	char tracedir[PATH_MAX], tmpdir[PATH_MAX], loom[512];
+	int app_id, has_rank, rank, nranks;
+	struct rt_state *state;
+};
+
+static int move_file(const char *src, const char *dst)
+{
+	if (rename(src, dst) == 0)
+		return 0;
+	if (errno != EXDEV)
+		return -1;
+	FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
+	char buf[65536];
+	size_t r;
+	int rc = in && out ? 0 : -1;
+	while (rc == 0 && (r = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, r, out) != r)
+			rc = -1;
+	if (in)
+		fclose(in);
+	if (out && fclose(out) != 0)
+		rc = -1;
+	return rc == 0 ? unlink(src) : -1;
+}
+
+static int env_rank(const char *rv, const char *nv, struct run *r)
+{
+	const char *a = getenv(rv), *b = getenv(nv);
+	if (!a || !b)
+		return 0;
+	int x = atoi(a), y = atoi(b);
+	if (x < 0 || y <= 0 || x >= y)
+		return 0;
+	r->has_rank = 1;
+	r->rank = x;
+	r->nranks = y;
+	return 1;
+}
+
+/* The same launcher variables the shim reads (lib/rt/record.c). */
+static void find_rank(struct run *r)
+{
+	static const char *const vars[][2] = {
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" }, { "PMIX_RANK", "PMIX_SIZE" },
+		{ "PMI_RANK", "PMI_SIZE" }, { "SLURM_PROCID", "SLURM_NTASKS" }, { "SLURM_PROCID", "SLURM_NPROCS" },
+	};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (env_rank(vars[i][0], vars[i][1], r))
+			return;
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct rt_state_stream *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Ends what was left unfinished, moves it out of the tmpdir, counts. */
+static void finish_trace(struct run *r, double elapsed)
+{
+	struct rt_state *s = r->state;
+	uint32_t n = atomic_load(&s->nstreams);
+	if (n > RT_STATE_MAXSTREAMS) {
+		msg_warn("%u streams, only the first %u are checked", n, RT_STATE_MAXSTREAMS);
+		n = RT_STATE_MAXSTREAMS;
+	}
+	struct rt_state_stream *list = malloc((n ? n : 1) * sizeof(*list));
+	if (!list)
+		die("out of memory");
+	memcpy(list, s->streams, n * sizeof(*list));
+	qsort(list, n, sizeof(*list), cmp_stream);
+	uint64_t events = 0, bytes = 0;
+	uint32_t threads = 0, cut = 0, procs = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (i > 0 && cmp_stream(&list[i], &list[i - 1]) == 0)
+			continue;
+		if (i == 0 || list[i].pid != list[i - 1].pid)
+			procs++;
+		char final[PATH_MAX + 1100], tmp[PATH_MAX + 1100];
+		const char *rel = "loom.%s/proc.%d/thread.%d";
+		char relp[1024];
+		snprintf(relp, sizeof(relp), rel, r->loom, list[i].pid, list[i].tid);
+		snprintf(final, sizeof(final), "%s/%s", r->tracedir, relp);
+		const char *dir = final;
+		if (r->tmpdir[0]) {
+			snprintf(tmp, sizeof(tmp), "%s/%s/stream.obs", r->tmpdir, relp);
+			if (access(tmp, F_OK) == 0) {
+				snprintf(tmp, sizeof(tmp), "%s/%s", r->tmpdir, relp);
+				dir = tmp;
+			}
+		}
+		struct salvage_info in = { r->loom, list[i].pid, list[i].tid, r->app_id, r->has_rank, r->rank,
+					   r->nranks, s->phyid, s->ncpus };
+		struct salvage_result res;
+		if (salvage_stream(dir, &in, &res) != 0)
+			continue;
+		threads++;
+		events += res.events;
+		bytes += res.bytes;
+		if (res.repaired) {
+			cut++;
+			msg_warn("%s: the thread did not finish; its stream ends at its last event", relp);
+		}
+		if (dir != final) {
+			char a[PATH_MAX + 1200], b[PATH_MAX + 1200];
+			const char *files[] = { "stream.obs", "stream.json" };
+			mkdir(final, 0755);
+			for (int k = 0; k < 2; k++) {
+				snprintf(a, sizeof(a), "%s/%s", dir, files[k]);
+				snprintf(b, sizeof(b), "%s/%s", final, files[k]);
+				if (move_file(a, b) != 0)
+					msg_warn("cannot move %s to %s: %s", a, b, strerror(errno));
+			}
+			rmdir(dir);
+		}
+	}
+	free(list);
+	uint64_t lost = atomic_load(&s->kernel_lost);
+	if (lost)
+		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
+			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
+	char other[600];
+	unsigned moved;
+	if (rankloom_split(r->tracedir, r->loom, other, sizeof(other), &moved) == 0 && moved)
+		msg_info("%u process%s without an MPI rank moved to loom %s (ovni emu wants a rank in every process of a loom or in none)",
+			 moved, moved == 1 ? "" : "es", other);
+	double mib = (double)bytes / (1024.0 * 1024.0);
+	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
+		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,
+		 cut ? " (some threads cut, see above)" : "", r->tracedir);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int launch(struct run *r, char **argv)
+{
+	char prog[PATH_MAX];
+	if (elf_find_program(argv[0], prog, sizeof(prog)) != 0) {
+		msg_err("%s: command not found", argv[0]);
+		return 127;
+	}
+	char interp[256];
+	int st = elf_is_static(prog, interp, sizeof(interp));
+	if (st == 1) {
+		msg_err("%s: statically linked: the libovni shim can only be preloaded into dynamically linked programs; link it dynamically to record it",
+			prog);
+		return 1;
+	}
+	if (strstr(interp, "musl")) {
+		msg_err("%s: linked against musl (%s): the libovni shim needs a glibc program", prog, interp);
+		return 1;
+	}
+	char shimdir[PATH_MAX], state_path[PATH_MAX], lib[PATH_MAX + 32];
+	if (shim_install(shimdir, sizeof(shimdir)) != 0)
+		return 1;
+	r->state = make_state(state_path, sizeof(state_path));
+	if (!r->state)
+		return 1;
+	snprintf(lib, sizeof(lib), "%s/libovni.so.1", shimdir);
+	prepend_env("LD_PRELOAD", lib);
+	prepend_env("LD_LIBRARY_PATH", shimdir);
+	setenv("OVNI_RECORD_STATE", state_path, 1);
+	setenv("OVNI_RECORD_LOOM", r->loom, 1);
+	char app[32];
+	snprintf(app, sizeof(app), "%d", r->app_id);
+	setenv("OVNI_RECORD_APPID", app, 1);
+	setenv("OVNI_TRACEDIR", r->tracedir, 1);
+	if (r->tmpdir[0])
+		setenv("OVNI_TMPDIR", r->tmpdir, 1);
+	else
+		unsetenv("OVNI_TMPDIR");
+	/* Processes the program leaves behind are ours to wait for. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	double t0 = now_s();
+	child = fork();
+	if (child < 0) {
+		msg_err("cannot fork: %s", strerror(errno));
+		return 1;
+	}
+	if (child == 0) {
+		execv(prog, argv);
+		fprintf(stderr, "%s: cannot run %s: %s\n", msg_prog(), prog, strerror(errno));
+		_exit(127);
+	}
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	int status = 0, rc = 1;
+	for (;;) {
+		int wst;
+		pid_t p = waitpid(-1, &wst, 0);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			break;
+		if (p == child)
+			status = wst;
+	}
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	finish_trace(r, now_s() - t0);
+	unlink(state_path);
+	if (WIFEXITED(status))
+		rc = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		rc = 128 + WTERMSIG(status);
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	enum { OPT_TMPDIR = 256, OPT_EVENTS, OPT_LOOM, OPT_APPID, OPT_KERNEL, OPT_NO_KERNEL };
+	static const struct option longopts[] = {
+		{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
+		{ "events", required_argument, NULL, OPT_EVENTS },
+		{ "loom", required_argument, NULL, OPT_LOOM },
+		{ "app-id", required_argument, NULL, OPT_APPID },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct run r = { .app_id = 1 };
+	const char *out = getenv("OVNI_TRACEDIR"), *tmp = getenv("OVNI_TMPDIR");
+	const char *events = getenv("OVNI_EVENTS"), *loom = NULL;
+	int c, kernel = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_TMPDIR:
+			tmp = optarg;
+			break;
+		case OPT_EVENTS:
+			events = optarg;
+			break;
+		case OPT_LOOM:
+			loom = optarg;
+			break;
+		case OPT_APPID:
+			if (parse_app_id(optarg, &r.app_id) != 0) {
+				msg_err("--app-id wants a number >= 1, not '%s'", optarg);
+				return 1;
+			}
+			break;
+		case OPT_KERNEL:
+		case OPT_NO_KERNEL:
+			kernel = c == OPT_KERNEL;
+			break;
+		case 'h':
+			cmd_print_usage(&cmd_record, stdout);
+			return 0;
+		default:
+			cmd_print_usage(&cmd_record, stderr);
+			return 1;
+		}
+	}
+	if (optind >= argc) {
+		msg_err("no program to run; `ovni record --help` explains");
+		return 1;
+	}
+	if (events && *events) {
+		if (check_events(events) != 0) {
+			msg_err("--events: bad list '%s'", events);
+			return 1;
+		}
+		setenv("OVNI_EVENTS", events, 1);
+	}
+	if (loom) {
+		if (!*loom || strchr(loom, '/') || strlen(loom) >= sizeof(r.loom)) {
+			msg_err("--loom: '%s' is not a loom name (non-empty, no '/')", loom);
+			return 1;
+		}
+		strcpy(r.loom, loom);
+	} else {
+		char host[256] = "localhost";
+		gethostname(host, sizeof(host) - 1);
+		host[strcspn(host, ".")] = '\0';
+		snprintf(r.loom, sizeof(r.loom), "%s.%ld", host, (long)getpid());
+	}
+	if (absolute_dir(out && *out ? out : "ovni", r.tracedir) != 0)
+		return 1;
+	if (tmp && *tmp && absolute_dir(tmp, r.tmpdir) != 0)
+		return 1;
+	find_rank(&r);
+	if (kernel < 0) /* the default: as --events says */
+		kernel = !events || !*events || events_select(events, "kernel");
+	setenv("OVNI_RECORD_KERNEL", kernel ? "1" : "0", 1);
+	return launch(&r, argv + optind);
+}
+
+const struct command cmd_record = {
+	.name = "record",
+	.summary = "run a program and record a runtime trace of it (preloaded libovni shim)",
+	.usage = usage,
+	.run = run,
+};

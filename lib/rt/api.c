@@ -1,0 +1,606 @@
+/* The libovni 1.x API (spec runtime.md section 1): same functions, checks
+ * and messages. Differences, all on the safe side: events go to a shared
+ * file mapping (ovni_flush and ovni_thread_free lose nothing), stream.obs is
+ * truncated when a thread starts, and stream.json is replaced atomically. */
+#include "rt/kernel.h"
+#include "rt/rt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef OVNI_VERSION
+#define OVNI_VERSION "0"
+#endif
+
+struct rt_proc rt_proc; /* zero: state UNINIT, clockid CLOCK_REALTIME */
+__thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"))) = { .fd = -1 };
+uint8_t rt_filter[256];
+
+/* ---- Versions ---- */
+
+static int parse_version(const char *s, int v[3])
+{
+	if (!s || strlen(s) > 63)
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		char *end;
+		if (*s < '0' || *s > '9')
+			return -1;
+		errno = 0;
+		long n = strtol(s, &end, 10);
+		if (errno || n > 0x7fffffff)
+			return -1;
+		if (i < 2 ? *end != '.' : (*end != '\0' && *end != '.' && *end != '-'))
+			return -1;
+		v[i] = (int)n;
+		s = end + 1;
+	}
+	return 0;
+}
+
+RT_API void ovni_version_check_str(const char *version)
+{
+	int want[3], have[3];
+	if (!version || parse_version(version, want) != 0)
+		rt_die("ovni_version_check_str", "failed to parse provided version \"%s\"", version ? version : "(null)");
+	parse_version(OVNI_LIB_VERSION, have);
+	if (want[0] != have[0])
+		rt_die("ovni_version_check_str", "incompatible ovni major version: wants %s, got %s", version, OVNI_LIB_VERSION);
+	if (want[1] > have[1])
+		rt_die("ovni_version_check_str", "incompatible ovni minor version: wants %s, got %s", version, OVNI_LIB_VERSION);
+}
+
+RT_API void ovni_version_get(const char **version, const char **commit)
+{
+	if (version)
+		*version = OVNI_LIB_VERSION;
+	if (commit)
+		*commit = "ovni-record-" OVNI_VERSION;
+}
+
+/* ---- Event kinds ---- */
+
+static const struct {
+	const char *name;
+	char id;
+} models[] = {
+	{ "ovni", 'O' }, { "nanos6", '6' }, { "nosv", 'V' }, { "nodes", 'D' }, { "tampi", 'T' },
+	{ "mpi", 'M' }, { "openmp", 'P' }, { "kernel", 'K' },
+};
+
+/* OVNI_EVENTS: comma-separated model names, or "all". Unselected models
+ * are dropped in the slow path of ovni_ev_emit; the ovni model (threads)
+ * is always recorded, and in record mode its thread events are checked
+ * there too. */
+void rt_select_events(void)
+{
+	const char *sel = getenv("OVNI_EVENTS");
+	memset(rt_filter, 0, sizeof(rt_filter));
+	rt_filter['O'] = rt_record_mode ? RT_FILTER_CHECK : 0;
+	if (!sel || !*sel || strcmp(sel, "all") == 0)
+		return;
+	for (int i = 0; i < 256; i++)
+		rt_filter[i] |= RT_FILTER_DROP;
+	rt_filter['O'] = rt_record_mode ? RT_FILTER_CHECK : 0;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", sel);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+			if (strcmp(tok, models[i].name) == 0)
+				rt_filter[(uint8_t)models[i].id] &= (uint8_t)~RT_FILTER_DROP;
+	}
+}
+
+/* ---- Process ---- */
+
+static void proc_path(char *dst, const char *root)
+{
+	if ((size_t)snprintf(dst, PATH_MAX, "%s/loom.%s/proc.%d", root, rt_proc.loom, rt_proc.pid) >= PATH_MAX)
+		rt_die("ovni_proc_init", "path too long");
+}
+
+RT_API void ovni_proc_init(int app, const char *loom, int pid)
+{
+	/* Record mode has already set the process up. */
+	if (rt_record_mode && atomic_load(&rt_proc.state) == RT_READY)
+		return;
+	int expected = RT_UNINIT;
+	if (!atomic_compare_exchange_strong(&rt_proc.state, &expected, RT_INIT)) {
+		if (expected == RT_INIT)
+			rt_die("ovni_proc_init", "pid %d already being initialized", pid);
+		if (expected == RT_READY)
+			rt_die("ovni_proc_init", "pid %d already initialized", pid);
+		rt_die("ovni_proc_init", "pid %d has finished, cannot init again", pid);
+	}
+	if (!loom || strlen(loom) >= OVNI_MAX_HOSTNAME)
+		rt_die("ovni_proc_init", "loom name too long");
+	rt_proc.app = app;
+	rt_proc.pid = pid;
+	strcpy(rt_proc.loom, loom);
+	rt_proc.clockid = CLOCK_MONOTONIC;
+	rt_select_events();
+	if (!rt_clock.use_tsc)
+		rt_clock_init();
+	const char *root = getenv("OVNI_TRACEDIR");
+	const char *tmp = getenv("OVNI_TMPDIR");
+	if ((size_t)snprintf(rt_proc.root, PATH_MAX, "%s", root && *root ? root : OVNI_TRACEDIR) >= PATH_MAX ||
+	    (size_t)snprintf(rt_proc.tmproot, PATH_MAX, "%s", tmp ? tmp : "") >= PATH_MAX)
+		rt_die("ovni_proc_init", "path too long");
+	char dir[PATH_MAX];
+	proc_path(dir, rt_proc.root);
+	if (rt_mkpath(dir) != 0)
+		rt_die("ovni_proc_init", "cannot create directory %s: %s", dir, strerror(errno));
+	if (rt_proc.tmproot[0]) {
+		proc_path(dir, rt_proc.tmproot);
+		if (rt_mkpath(dir) != 0)
+			rt_die("ovni_proc_init", "cannot create directory %s: %s", dir, strerror(errno));
+	}
+	atomic_store(&rt_proc.state, RT_READY);
+}
+
+static void need_ready_thread(const char *func)
+{
+	if (!rt_self.ready)
+		rt_die(func, "thread not initialized");
+}
+
+RT_API void ovni_proc_set_rank(int rank, int nranks)
+{
+	if (atomic_load(&rt_proc.state) != RT_READY)
+		rt_die("ovni_proc_set_rank", "process not yet initialized");
+	need_ready_thread("ovni_proc_set_rank");
+	rt_self.has_rank = 1;
+	rt_self.rank = rank;
+	rt_self.nranks = nranks;
+	rt_meta_changed(&rt_self);
+}
+
+RT_API void ovni_proc_fini(void)
+{
+	if (rt_record_mode)
+		return;
+	int expected = RT_READY;
+	if (!atomic_compare_exchange_strong(&rt_proc.state, &expected, RT_GONE))
+		rt_die("ovni_proc_fini", "process not ready");
+	if (!rt_proc.tmproot[0])
+		return;
+	char dir[PATH_MAX];
+	proc_path(dir, rt_proc.tmproot);
+	for (int i = 0; i < 3; i++) {
+		if (rmdir(dir) != 0 && errno != ENOTEMPTY && errno != ENOENT && errno != EEXIST)
+			rt_warn("WARN: cannot remove %s: %s\n", dir, strerror(errno));
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+}
+
+/* ---- Threads ---- */
+
+static void thread_path(char *dst, const char *root, int tid)
+{
+	if ((size_t)snprintf(dst, PATH_MAX, "%s/loom.%s/proc.%d/thread.%d", root, rt_proc.loom, rt_proc.pid, tid) >= PATH_MAX)
+		rt_die("ovni_thread_init", "path too long");
+}
+
+static void require(struct rt_thread *t, const char *model, const char *version)
+{
+	char key[128];
+	snprintf(key, sizeof(key), "ovni.require.%s", model);
+	if (json_dotset(t->meta, key, json_new_string(version)) != 0)
+		rt_die("ovni_thread_require", "out of memory");
+}
+
+/* Loads the metadata an exec'd image left (marks, attributes), so the
+ * stream goes on as one thread. */
+static int resume_meta(struct rt_thread *t)
+{
+	char path[PATH_MAX], err[256];
+	if ((size_t)snprintf(path, sizeof(path), "%s/stream.json", t->dir) >= sizeof(path))
+		return -1;
+	struct json *m = json_parse_file(path, err, sizeof(err));
+	if (!m || m->type != JSON_OBJECT) {
+		json_free(m);
+		return -1;
+	}
+	json_free(t->meta);
+	t->meta = m;
+	long long fin = 0;
+	t->was_cut = json_int(json_dotget(m, "ovni.finished"), &fin) != 0 || fin != 1;
+	if (json_dotset(m, "ovni.finished", json_new_number(0)) != 0)
+		rt_die("ovni_thread_init", "out of memory");
+	return 0;
+}
+
+void rt_thread_start(struct rt_thread *t, int tid, int resume)
+{
+	struct rt_thread zero = { .fd = -1 };
+	free(t->cpus);
+	free(t->final_json);
+	json_free(t->meta);
+	*t = zero;
+	t->tid = tid;
+	thread_path(t->final_dir, rt_proc.root, tid);
+	if (rt_proc.tmproot[0])
+		thread_path(t->dir, rt_proc.tmproot, tid);
+	else
+		strcpy(t->dir, t->final_dir);
+	if (rt_mkpath(t->final_dir) != 0 || rt_mkpath(t->dir) != 0)
+		rt_die("ovni_thread_init", "cannot create directory %s: %s", t->dir, strerror(errno));
+	/* Record mode: a stream of this pid and tid already there (an exec from
+	 * another thread, a reused pid) goes on instead of being overwritten. */
+	char obs[PATH_MAX + 16];
+	snprintf(obs, sizeof(obs), "%s/stream.obs", t->dir);
+	if (rt_record_mode)
+		rt_move_back(t);
+	if (rt_record_mode && !resume && access(obs, F_OK) == 0)
+		resume = 1;
+	rt_stream_open(t, resume);
+	if (!resume || resume_meta(t) != 0) {
+		rt_meta_init(t);
+		rt_meta_write(t);
+		require(t, "ovni", OVNI_MODEL_VERSION);
+	}
+	t->ready = 1;
+	rt_meta_changed(t);
+}
+
+/* Stream cut to its events, final metadata, files moved: system calls only,
+ * so the fatal signal handler can finish its thread too. */
+void rt_thread_end(struct rt_thread *t)
+{
+	t->ready = 0;
+	rt_stream_close(t);
+	rt_meta_write_final(t);
+	rt_move_files(t);
+	t->finished = 1;
+}
+
+RT_API void ovni_thread_init(pid_t tid)
+{
+	struct rt_thread *t = &rt_self;
+	if (t->ready) {
+		if (!t->automatic)
+			rt_warn("WARN: thread %d already initialized, ignored\n", t->tid);
+		return;
+	}
+	if (t->finished)
+		rt_die("ovni_thread_init", "thread %d has finished, cannot init again", t->tid);
+	if (tid == 0)
+		rt_die("ovni_thread_init", "cannot use tid=%d", tid);
+	if (atomic_load(&rt_proc.state) != RT_READY)
+		rt_die("ovni_thread_init", "process not yet initialized");
+	rt_thread_start(t, tid, 0);
+}
+
+RT_API void ovni_thread_require(const char *model, const char *version)
+{
+	need_ready_thread("ovni_thread_require");
+	if (!model)
+		rt_die("ovni_thread_require", "model string is NULL");
+	if (strlen(model) <= 1 || strpbrk(model, " ."))
+		rt_die("ovni_thread_require", "malformed model name \"%s\"", model);
+	int v[3];
+	if (!version || parse_version(version, v) != 0)
+		rt_die("ovni_thread_require", "cannot parse version \"%s\"", version ? version : "(null)");
+	require(&rt_self, model, version);
+	rt_meta_changed(&rt_self);
+}
+
+RT_API void ovni_thread_free(void)
+{
+	struct rt_thread *t = &rt_self;
+	if (t->finished)
+		rt_die("ovni_thread_free", "thread already finished");
+	if (!t->ready)
+		rt_die("ovni_thread_free", "thread not initialized");
+	if (t->automatic)
+		return; /* record mode ends it when the thread really ends */
+	rt_thread_end(t);
+	json_free(t->meta);
+	t->meta = NULL;
+}
+
+RT_API int ovni_thread_isready(void)
+{
+	return rt_self.ready;
+}
+
+RT_API void ovni_add_cpu(int index, int phyid)
+{
+	if (index < 0)
+		rt_die("ovni_add_cpu", "cannot use negative index %d", index);
+	if (phyid < 0)
+		rt_die("ovni_add_cpu", "cannot use negative CPU id %d", phyid);
+	if (atomic_load(&rt_proc.state) != RT_READY)
+		rt_die("ovni_add_cpu", "process not yet initialized");
+	need_ready_thread("ovni_add_cpu");
+	struct rt_thread *t = &rt_self;
+	if (t->automatic)
+		return; /* record mode lists the loom's CPUs itself */
+	if (t->ncpus == t->capcpus) {
+		size_t cap = t->capcpus ? t->capcpus * 2 : 64;
+		struct rt_cpu *c = realloc(t->cpus, cap * sizeof(*c));
+		if (!c)
+			rt_die("ovni_add_cpu", "out of memory");
+		t->cpus = c;
+		t->capcpus = cap;
+	}
+	t->cpus[t->ncpus++] = (struct rt_cpu){ index, phyid };
+	rt_meta_changed(t);
+}
+
+/* ---- Events ---- */
+
+RT_API void ovni_ev_set_clock(struct ovni_ev *ev, uint64_t clock)
+{
+	ev->header.clock = clock;
+}
+
+RT_API uint64_t ovni_ev_get_clock(const struct ovni_ev *ev)
+{
+	return ev->header.clock;
+}
+
+RT_API void ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
+{
+	ev->header.model = (uint8_t)mcv[0];
+	ev->header.category = (uint8_t)mcv[1];
+	ev->header.value = (uint8_t)mcv[2];
+}
+
+RT_API int ovni_payload_size(const struct ovni_ev *ev)
+{
+	if (ev->header.flags & 0x10)
+		return 4 + (int)ev->payload.jumbo.size;
+	int c = ev->header.flags & 0x0f;
+	return c ? c + 1 : 0;
+}
+
+RT_API int ovni_ev_size(const struct ovni_ev *ev)
+{
+	return 12 + ovni_payload_size(ev);
+}
+
+RT_API void ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
+{
+	if (ev->header.flags & 0x10)
+		rt_die("ovni_payload_add", "the event payload must not be jumbo");
+	if (size < 2)
+		rt_die("ovni_payload_add", "payload size %d too small", size);
+	int cur = ovni_payload_size(ev);
+	if (cur + size > 16)
+		rt_die("ovni_payload_add", "no space left for %d bytes", size);
+	memcpy(&ev->payload.u8[cur], buf, (size_t)size);
+	ev->header.flags = (uint8_t)((ev->header.flags & 0xf0) | ((cur + size - 1) & 0x0f));
+}
+
+/* Everything the fast path of ovni_ev_emit does not do. */
+void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev)
+{
+	if (!t->ready) {
+		if (rt_record_mode)
+			return; /* after its end (late destructors) or never traced */
+		rt_die("ovni_ev_emit", "thread is not initialized");
+	}
+	if (ev->header.flags & 0x10)
+		rt_die("ovni_ev_emit", "use ovni_ev_jumbo_emit for jumbo events");
+	uint8_t f = rt_filter[ev->header.model];
+	if (f & RT_FILTER_DROP)
+		return;
+	if ((f & RT_FILTER_CHECK) && rt_record_owns(t, ev))
+		return;
+	rt_stream_put(t, ev, (size_t)ovni_ev_size(ev));
+}
+
+RT_API void ovni_ev_emit(struct ovni_ev *ev)
+{
+	struct rt_thread *t = &rt_self;
+	unsigned flags = ev->header.flags;
+	if (RT_UNLIKELY(rt_filter[ev->header.model] | (flags & 0xf0) |
+			((size_t)(t->end - t->pos) < RT_SLACK))) {
+		rt_emit_slow(t, ev);
+		return;
+	}
+	size_t n = 12 + (flags ? flags + 1 : 0);
+	memcpy(t->pos, ev, sizeof(*ev));
+	memset(t->pos + n, 0, 4);
+	t->pos += n;
+}
+
+RT_API void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
+{
+	struct rt_thread *t = &rt_self;
+	if (!t->ready)
+		rt_die("ovni_ev_jumbo_emit", "thread is not initialized");
+	if (ovni_payload_size(ev) != 0)
+		rt_die("ovni_ev_jumbo_emit", "the event payload must be empty");
+	if (16 + (uint64_t)bufsize >= (uint64_t)OVNI_MAX_EV_BUF)
+		rt_die("ovni_ev_jumbo_emit", "event too large");
+	ovni_payload_add(ev, (const uint8_t *)&bufsize, sizeof(bufsize));
+	ev->header.flags |= 0x10;
+	if (rt_filter[ev->header.model] & RT_FILTER_DROP)
+		return;
+	if ((size_t)(t->end - t->pos) < 16 + (size_t)bufsize + RT_SLACK)
+		rt_stream_grow(t, 16 + (size_t)bufsize);
+	memcpy(t->pos, ev, 16);
+	memcpy(t->pos + 16, buf, bufsize);
+	memset(t->pos + 16 + bufsize, 0, 4);
+	t->pos += 16 + bufsize;
+}
+
+/* The events are already in the file's pages: nothing to write, so no
+ * OF[ / OF] pair either (the kernel writes the pages back on its own). */
+RT_API void ovni_flush(void)
+{
+	need_ready_thread("ovni_flush");
+	if (atomic_load(&rt_proc.state) != RT_READY)
+		rt_die("ovni_flush", "process not ready");
+	rt_kernel_drain(&rt_self); /* record --kernel: the switches so far */
+}
+
+/* ---- Attributes ---- */
+
+static struct json *attr_get(const char *func, const char *key, enum json_type type)
+{
+	need_ready_thread(func);
+	struct json *v = json_dotget(rt_self.meta, key);
+	if (!v)
+		rt_die(func, "key not found: %s", key);
+	if (v->type != type)
+		rt_die(func, "value of key %s is not a %s", key, json_type_name(type));
+	return v;
+}
+
+static void attr_set(const char *func, const char *key, struct json *v)
+{
+	need_ready_thread(func);
+	if (!key || json_dotset(rt_self.meta, key, v) != 0)
+		rt_die(func, "cannot set attribute %s", key ? key : "(null)");
+	rt_meta_changed(&rt_self);
+}
+
+RT_API int ovni_attr_has(const char *key)
+{
+	need_ready_thread("ovni_attr_has");
+	return json_dotget(rt_self.meta, key) != NULL;
+}
+
+RT_API void ovni_attr_set_double(const char *key, double num)
+{
+	attr_set("ovni_attr_set_double", key, json_new_number(num));
+}
+
+RT_API void ovni_attr_set_boolean(const char *key, int value)
+{
+	attr_set("ovni_attr_set_boolean", key, json_new_bool(value != 0));
+}
+
+RT_API void ovni_attr_set_str(const char *key, const char *value)
+{
+	if (!value)
+		rt_die("ovni_attr_set_str", "value is NULL");
+	attr_set("ovni_attr_set_str", key, json_new_string(value));
+}
+
+RT_API void ovni_attr_set_json(const char *key, const char *json)
+{
+	char err[256];
+	if (!json)
+		rt_die("ovni_attr_set_json", "json is NULL");
+	struct json *v = json_parse(json, strlen(json), err, sizeof(err));
+	if (!v)
+		rt_die("ovni_attr_set_json", "cannot parse json: %s", err);
+	/* A parsed document is an arena: attach a heap copy. */
+	struct json *c = json_copy(v);
+	json_free(v);
+	attr_set("ovni_attr_set_json", key, c);
+}
+
+RT_API double ovni_attr_get_double(const char *key)
+{
+	return attr_get("ovni_attr_get_double", key, JSON_NUMBER)->u.number;
+}
+
+RT_API int ovni_attr_get_boolean(const char *key)
+{
+	return attr_get("ovni_attr_get_boolean", key, JSON_BOOL)->u.boolean;
+}
+
+RT_API const char *ovni_attr_get_str(const char *key)
+{
+	return attr_get("ovni_attr_get_str", key, JSON_STRING)->u.str.s;
+}
+
+RT_API char *ovni_attr_get_json(const char *key)
+{
+	need_ready_thread("ovni_attr_get_json");
+	struct json *v = json_dotget(rt_self.meta, key);
+	if (!v)
+		rt_die("ovni_attr_get_json", "key not found: %s", key);
+	char *s = json_write_compact(v, NULL);
+	if (!s)
+		rt_die("ovni_attr_get_json", "out of memory");
+	return s;
+}
+
+RT_API void ovni_attr_flush(void)
+{
+	need_ready_thread("ovni_attr_flush");
+	rt_meta_write(&rt_self);
+}
+
+/* ---- Marks ---- */
+
+static void mark_check_type(const char *func, int32_t type)
+{
+	if (type < 0 || type >= 100)
+		rt_die(func, "type must be in [0, 100)");
+}
+
+RT_API void ovni_mark_type(int32_t type, long flags, const char *title)
+{
+	mark_check_type("ovni_mark_type", type);
+	if (!title || !*title)
+		rt_die("ovni_mark_type", "bad title");
+	need_ready_thread("ovni_mark_type");
+	char key[64];
+	snprintf(key, sizeof(key), "ovni.mark.%d", (int)type);
+	if (json_dotget(rt_self.meta, key))
+		rt_die("ovni_mark_type", "type %d already defined", (int)type);
+	snprintf(key, sizeof(key), "ovni.mark.%d.title", (int)type);
+	attr_set("ovni_mark_type", key, json_new_string(title));
+	snprintf(key, sizeof(key), "ovni.mark.%d.chan_type", (int)type);
+	attr_set("ovni_mark_type", key, json_new_string(flags & OVNI_MARK_STACK ? "stack" : "single"));
+}
+
+RT_API void ovni_mark_label(int32_t type, int64_t value, const char *label)
+{
+	mark_check_type("ovni_mark_label", type);
+	if (value <= 0)
+		rt_die("ovni_mark_label", "value must be > 0");
+	if (!label || !*label)
+		rt_die("ovni_mark_label", "bad label");
+	need_ready_thread("ovni_mark_label");
+	char key[96];
+	snprintf(key, sizeof(key), "ovni.mark.%d", (int)type);
+	if (!json_dotget(rt_self.meta, key))
+		rt_die("ovni_mark_label", "type %d not defined", (int)type);
+	snprintf(key, sizeof(key), "ovni.mark.%d.labels.%lld", (int)type, (long long)value);
+	if (json_dotget(rt_self.meta, key))
+		rt_die("ovni_mark_label", "label for value %lld already defined", (long long)value);
+	attr_set("ovni_mark_label", key, json_new_string(label));
+}
+
+static void mark_emit(const char *func, char v, int32_t type, int64_t value)
+{
+	if (value == 0)
+		rt_die(func, "value cannot be zero");
+	struct ovni_ev ev = { 0 };
+	ovni_ev_set_mcv(&ev, (char[]){ 'O', 'M', v, 0 });
+	ovni_ev_set_clock(&ev, ovni_clock_now());
+	uint8_t p[12];
+	memcpy(p, &value, 8);
+	memcpy(p + 8, &type, 4);
+	ovni_payload_add(&ev, p, 12);
+	ovni_ev_emit(&ev);
+}
+
+RT_API void ovni_mark_push(int32_t type, int64_t value)
+{
+	mark_emit("ovni_mark_push", '[', type, value);
+}
+
+RT_API void ovni_mark_pop(int32_t type, int64_t value)
+{
+	mark_emit("ovni_mark_pop", ']', type, value);
+}
+
+RT_API void ovni_mark_set(int32_t type, int64_t value)
+{
+	mark_emit("ovni_mark_set", '=', type, value);
+}

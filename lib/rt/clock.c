@@ -1,0 +1,158 @@
+/* ovni_clock_now: CLOCK_MONOTONIC nanoseconds. The vDSO call costs more
+ * than the whole emit, so when the kernel itself keeps time with the TSC,
+ * the clock is the TSC scaled to nanoseconds: each thread re-anchors on a
+ * real clock_gettime reading every 100 us (the error stays within the
+ * rate error times 100 us, and the rate is refined against a process-wide base
+ * point as time goes on), and a thread's clock never goes back.
+ * OVNI_NO_TSC=1 keeps clock_gettime for every reading. */
+#include "rt/rt.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
+
+struct rt_clock rt_clock;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if HAVE_TSC
+static int kernel_uses_tsc(void)
+{
+	char buf[32] = { 0 };
+	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
+}
+
+static void set_rate(uint64_t dns, uint64_t dtsc)
+{
+	if (dtsc == 0 || dns == 0)
+		return;
+	double r = (double)dns / (double)dtsc;
+	__atomic_store_n(&rt_clock.mult, (uint64_t)(r * 4294967296.0), __ATOMIC_RELAXED);
+	__atomic_store_n(&rt_clock.window, (uint64_t)(1e5 / r), __ATOMIC_RELAXED);
+}
+#endif
+
+#if HAVE_TSC
+/* A CLOCK_MONOTONIC reading and the TSC at the same instant: the TSC read
+ * on both sides, kept only when nothing (a preemption) came in between. */
+static int pair(uint64_t *ns, uint64_t *tsc)
+{
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = __rdtsc();
+		uint64_t n = mono_ns();
+		uint64_t b = __rdtsc();
+		if (b - a < 1000) {
+			*ns = n;
+			*tsc = a + (b - a) / 2;
+			return 0;
+		}
+	}
+	return -1;
+}
+#endif
+
+/* Called by ovni_proc_init: picks the clock and measures the TSC rate over
+ * about a millisecond. */
+void rt_clock_init(void)
+{
+#if HAVE_TSC
+	const char *no = getenv("OVNI_NO_TSC");
+	if ((no && *no && strcmp(no, "0") != 0) || !kernel_uses_tsc())
+		return;
+	uint64_t ns, tsc;
+	if (pair(&rt_clock.base_ns, &rt_clock.base_tsc) != 0)
+		return;
+	do {
+		if (pair(&ns, &tsc) != 0)
+			return;
+	} while (ns - rt_clock.base_ns < 1000000);
+	set_rate(ns - rt_clock.base_ns, tsc - rt_clock.base_tsc);
+	__atomic_store_n(&rt_clock.use_tsc, 1, __ATOMIC_RELEASE);
+#endif
+}
+
+/* Never below the thread's last reading. */
+static uint64_t after_last(struct rt_thread *t, uint64_t ns)
+{
+	if (ns < t->clk_last)
+		ns = t->clk_last;
+	t->clk_last = ns;
+	return ns;
+}
+
+/* Everything ovni_clock_now does not do inline: another clock, or a new
+ * anchor for this thread. */
+uint64_t rt_clock_slow(struct rt_thread *t)
+{
+	if (atomic_load(&rt_proc.state) != RT_READY || !rt_clock.use_tsc) {
+		struct timespec ts;
+		clock_gettime(rt_proc.clockid, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+#if HAVE_TSC
+	uint64_t ns, tsc;
+	if (pair(&ns, &tsc) != 0)
+		return after_last(t, mono_ns()); /* no anchor this time */
+	set_rate(ns - rt_clock.base_ns, tsc - rt_clock.base_tsc);
+	t->clk_tsc = tsc;
+	t->clk_ns = ns;
+	return after_last(t, ns);
+#else
+	(void)t;
+	return 0;
+#endif
+}
+
+/* CLOCK_MONOTONIC itself (never below the thread's last reading): for the
+ * events whose order across threads matters (a CPU changing hands). */
+uint64_t rt_clock_exact(struct rt_thread *t)
+{
+	if (atomic_load(&rt_proc.state) != RT_READY)
+		return rt_clock_slow(t);
+	return after_last(t, mono_ns());
+}
+
+/* Returns once CLOCK_MONOTONIC is past ns: a CPU given back at an event
+ * whose scaled clock ran ahead is not taken by another thread "before". */
+void rt_clock_wait_past(uint64_t ns)
+{
+	if (!rt_clock.use_tsc)
+		return;
+	for (int i = 0; i < 100000 && mono_ns() <= ns; i++)
+		;
+}
+
+RT_API uint64_t ovni_clock_now(void)
+{
+#if HAVE_TSC
+	struct rt_thread *t = &rt_self;
+	uint64_t d = __rdtsc() - t->clk_tsc;
+	if (RT_UNLIKELY(d >= rt_clock.window))
+		return rt_clock_slow(t);
+	uint64_t ns = t->clk_ns + ((d * rt_clock.mult) >> 32);
+	if (RT_UNLIKELY(ns < t->clk_last))
+		ns = t->clk_last;
+	t->clk_last = ns;
+	return ns;
+#else
+	return rt_clock_slow(&rt_self);
+#endif
+}

@@ -1,0 +1,67 @@
+/* Automatic instrumentation of the recorded program (block.c, mpi.c,
+ * ompt.c): events emitted by the shim on behalf of a traced thread. Each
+ * kind declares what the emulator needs (a mark type, a model requirement)
+ * in the thread's metadata the first time the thread emits one of them. */
+#ifndef OVNI_RT_INSTR_H
+#define OVNI_RT_INSTR_H
+
+#include "rt/rt.h"
+
+#include <string.h>
+
+#define RT_INSTR_BLOCK 1u
+#define RT_INSTR_MPI 2u
+#define RT_INSTR_OMP 4u
+#define RT_INSTR_BLOCK_OFF 8u /* the program declared the block mark itself */
+
+typedef void (*rt_instr_declare_fn)(struct rt_thread *t);
+
+/* The calling thread when record mode traces it, else NULL; the first call
+ * for a kind runs declare (which ends with rt_meta_changed) and writes the
+ * metadata now, so a killed process's trace still declares it. */
+static inline struct rt_thread *rt_instr_thread(unsigned kind, rt_instr_declare_fn declare)
+{
+	struct rt_thread *t = &rt_self;
+	if (!rt_record_mode || !t->ready)
+		return NULL;
+	if (RT_UNLIKELY(!(t->instr & kind))) {
+		declare(t);
+		t->instr |= kind;
+		rt_meta_write(t);
+	}
+	return t;
+}
+
+/* One event of the thread now; inlined so that, with n a constant, the copy
+ * is a few moves (the window always keeps RT_SLACK bytes for the fast path). */
+static inline void rt_instr_emit(struct rt_thread *t, const char mcv[3], const void *payload, size_t n)
+{
+	uint64_t clock = ovni_clock_now();
+	if (RT_UNLIKELY((size_t)(t->end - t->pos) < RT_SLACK + 16)) {
+		rt_emit_raw(t, mcv, clock, payload, n);
+		return;
+	}
+	uint8_t *p = t->pos;
+	p[0] = n ? (uint8_t)(n - 1) : 0;
+	memcpy(p + 1, mcv, 3);
+	memcpy(p + 4, &clock, 8);
+	if (n)
+		memcpy(p + 12, payload, n);
+	memset(p + 12 + n, 0, 4);
+	t->pos = p + 12 + n;
+}
+
+/* Sets key (dotted) in the thread's metadata; aborts when out of memory. */
+void rt_instr_meta_set(struct rt_thread *t, const char *key, const char *value);
+
+/* dlsym(RTLD_NEXT, name), aborting with a clear message when missing. */
+void *rt_instr_next(const char *name);
+
+/* An MPI launcher (mpirun, hydra_pmi_proxy, orted...): record.c leaves it
+ * untraced, and the ranks it starts are traced (mpi.c). */
+int rt_instr_is_launcher(void);
+
+/* Rank and size learnt by the MPI wrappers after MPI_Init (record.c). */
+void rt_record_set_rank(int rank, int nranks);
+
+#endif

@@ -1,0 +1,15 @@
+/* Record mode: kernel context switches of the traced threads (kernel.c). */
+#ifndef OVNI_RT_KERNEL_H
+#define OVNI_RT_KERNEL_H
+
+#include "rt/rt.h"
+#include "rt/state.h"
+
+/* After the thread's OHx: starts recording its switches if asked to. */
+void rt_kernel_begin(struct rt_thread *t, struct rt_state *state);
+/* Writes the switches recorded so far into the thread's stream. */
+void rt_kernel_drain(struct rt_thread *t);
+/* Before the thread's OHe: the last switches, then stops. Async-signal-safe. */
+void rt_kernel_end(struct rt_thread *t, struct rt_state *state);
+
+#endif

@@ -1,0 +1,191 @@
+/* The mapper: one thread per process that prepares the next window of each
+ * stream (allocates its pages and maps them) while the thread fills the
+ * current one, and unmaps the window it left. Half of a thread's cost per
+ * event was these system calls; now the thread only swaps pointers. A
+ * thread whose next window is not ready waits for it (or maps it itself if
+ * the mapper cannot run). Lock-free: requests go on a Treiber stack, the
+ * mapper sleeps on a futex. */
+#include "rt/rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { M_IDLE, M_QUEUED, M_READY, M_FAILED };
+
+struct rt_mreq {
+	struct rt_mreq *next;
+	_Atomic int state;
+	int fd;
+	uint64_t off;
+	size_t size;
+	void *addr; /* the prepared window when READY */
+	void *drop; /* a window to unmap first */
+	size_t drop_size;
+};
+
+static _Atomic(struct rt_mreq *) queue;
+static _Atomic uint32_t queue_seq;
+static _Atomic pid_t mapper_pid; /* the process whose mapper runs */
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
+{
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Grows the file to cover the window and maps it with its pages present. */
+void *rt_map_pages(int fd, uint64_t off, size_t size)
+{
+	if (fallocate(fd, 0, (off_t)off, (off_t)size) != 0) {
+		if (errno != EOPNOTSUPP && errno != ENOSYS)
+			return NULL;
+		struct stat st;
+		if (fstat(fd, &st) != 0)
+			return NULL;
+		if ((uint64_t)st.st_size < off + size && ftruncate(fd, (off_t)(off + size)) != 0)
+			return NULL;
+	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, (off_t)off);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* A forked child must not write into its parent's stream. */
+	madvise(p, size, MADV_DONTFORK);
+	return p;
+}
+
+static void serve(struct rt_mreq *r)
+{
+	if (r->drop)
+		munmap(r->drop, r->drop_size);
+	r->drop = NULL;
+	r->addr = rt_map_pages(r->fd, r->off, r->size);
+	atomic_store_explicit(&r->state, r->addr ? M_READY : M_FAILED, memory_order_release);
+}
+
+static void *mapper_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		uint32_t seen = atomic_load(&queue_seq);
+		struct rt_mreq *r = atomic_exchange(&queue, NULL);
+		if (!r) {
+			futex_wait(&queue_seq, seen);
+			continue;
+		}
+		while (r) {
+			struct rt_mreq *next = r->next;
+			serve(r);
+			r = next;
+		}
+	}
+	return NULL;
+}
+
+/* Starts this process's mapper once (again in a forked child). 0 if it runs. */
+static int mapper_start(void)
+{
+	pid_t me = getpid();
+	pid_t owner = atomic_load(&mapper_pid);
+	if (owner == me)
+		return 0;
+	if (!atomic_compare_exchange_strong(&mapper_pid, &owner, me))
+		return atomic_load(&mapper_pid) == me ? 0 : -1;
+	atomic_store(&queue, NULL); /* requests of the parent, in a forked child */
+	/* Fatal signals must reach the program's threads, not the mapper. */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pthread_t th;
+	int r = rt_pthread_create_real(&th, mapper_main, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		atomic_store(&mapper_pid, 0);
+		return -1;
+	}
+	return 0; /* never joined: it lives as long as the process */
+}
+
+/* Asks for the window [off, off + size) of t's stream, and for drop (the
+ * window just left) to be unmapped. Without a mapper, unmaps now and lets
+ * the next switch map synchronously. */
+void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size)
+{
+	if (!t->mreq)
+		t->mreq = calloc(1, sizeof(*t->mreq));
+	struct rt_mreq *r = t->mreq;
+	if (!r || mapper_start() != 0) {
+		if (drop)
+			munmap(drop, drop_size);
+		return;
+	}
+	r->fd = t->fd;
+	r->off = off;
+	r->size = size;
+	r->addr = NULL;
+	r->drop = drop;
+	r->drop_size = drop_size;
+	atomic_store_explicit(&r->state, M_QUEUED, memory_order_relaxed);
+	struct rt_mreq *head = atomic_load(&queue);
+	do
+		r->next = head;
+	while (!atomic_compare_exchange_weak(&queue, &head, r));
+	atomic_fetch_add(&queue_seq, 1);
+	futex_wake(&queue_seq);
+}
+
+/* Waits for t's request; the prepared window, or NULL (none, or failed). */
+static void *wait_request(struct rt_thread *t, uint64_t *off, size_t *size)
+{
+	struct rt_mreq *r = t->mreq;
+	if (!r)
+		return NULL;
+	int s;
+	for (long spins = 0; (s = atomic_load_explicit(&r->state, memory_order_acquire)) == M_QUEUED; spins++) {
+		if (spins > 100)
+			sched_yield();
+		if (spins > 2000000) /* the mapper is gone (it never is): give up */
+			return NULL;
+	}
+	atomic_store(&r->state, M_IDLE);
+	*off = r->off;
+	*size = r->size;
+	return s == M_READY ? r->addr : NULL;
+}
+
+/* The prepared window if it starts at off and has room for min bytes;
+ * any other prepared window is unmapped. */
+void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size)
+{
+	uint64_t woff;
+	void *p = wait_request(t, &woff, size);
+	if (p && (woff != off || *size < min)) {
+		munmap(p, *size);
+		p = NULL;
+	}
+	return p;
+}
+
+/* Before t's stream is closed: nothing of it in flight or left mapped.
+ * System calls only (the fatal signal handler comes here). */
+void rt_mapper_quiesce(struct rt_thread *t)
+{
+	uint64_t off;
+	size_t size;
+	void *p = wait_request(t, &off, &size);
+	if (p)
+		munmap(p, size);
+}

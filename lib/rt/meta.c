@@ -1,0 +1,131 @@
+/* stream.json of one thread: built with lib/json.c, written pretty as
+ * libovni writes it. The final text (with rank, CPUs and "finished") is kept
+ * rendered after every change, so a crash handler can write it with
+ * system calls only. */
+#include "rt/rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef OVNI_VERSION
+#define OVNI_VERSION "0"
+#endif
+
+static void set(struct rt_thread *t, const char *key, struct json *v)
+{
+	if (!v || json_dotset(t->meta, key, v) != 0)
+		rt_die("rt_meta", "out of memory");
+}
+
+void rt_meta_init(struct rt_thread *t)
+{
+	json_free(t->meta);
+	t->meta = json_new(JSON_OBJECT);
+	if (!t->meta)
+		rt_die("rt_meta_init", "out of memory");
+	set(t, "version", json_new_number(OVNI_METADATA_VERSION));
+	set(t, "ovni.lib.version", json_new_string(OVNI_LIB_VERSION));
+	set(t, "ovni.lib.commit", json_new_string("ovni-record-" OVNI_VERSION));
+	set(t, "ovni.part", json_new_string("thread"));
+	set(t, "ovni.tid", json_new_number(t->tid));
+	set(t, "ovni.pid", json_new_number(rt_proc.pid));
+	set(t, "ovni.loom", json_new_string(rt_proc.loom));
+	set(t, "ovni.app_id", json_new_number(rt_proc.app));
+}
+
+/* The metadata with rank and CPUs, and "finished" when final. */
+static char *render(struct rt_thread *t, size_t *len, int final)
+{
+	struct json *m = json_copy(t->meta);
+	if (!m)
+		rt_die("rt_meta", "out of memory");
+	struct json *saved = t->meta;
+	t->meta = m;
+	if (t->has_rank) {
+		set(t, "ovni.rank", json_new_number(t->rank));
+		set(t, "ovni.nranks", json_new_number(t->nranks));
+	}
+	if (t->ncpus) {
+		struct json *a = json_new(JSON_ARRAY);
+		for (size_t i = 0; a && i < t->ncpus; i++) {
+			struct json *c = json_new(JSON_OBJECT);
+			if (!c || json_set(c, "index", json_new_number(t->cpus[i].index)) ||
+			    json_set(c, "phyid", json_new_number(t->cpus[i].phyid)) || json_append(a, c))
+				rt_die("rt_meta", "out of memory");
+		}
+		set(t, "ovni.loom_cpus", a);
+	}
+	if (final)
+		set(t, "ovni.finished", json_new_number(1));
+	t->meta = saved;
+	char *s = json_write_pretty(m, len);
+	json_free(m);
+	if (!s)
+		rt_die("rt_meta", "out of memory");
+	return s;
+}
+
+void rt_meta_changed(struct rt_thread *t)
+{
+	size_t len;
+	char *s = render(t, &len, 1);
+	char *old = t->final_json;
+	/* A crash handler reads the pointer once: swap, then free. */
+	__atomic_store_n(&t->final_len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->final_json, s, __ATOMIC_RELEASE);
+	free(old);
+}
+
+/* Written beside and renamed over: a crash never leaves half a file. */
+static void write_text(struct rt_thread *t, const char *s, size_t len)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.stream.json.tmp", t->dir) >= sizeof(tmp) ||
+	    (size_t)snprintf(dst, sizeof(dst), "%s/stream.json", t->dir) >= sizeof(dst))
+		rt_die("rt_meta_write", "path too long: %s", t->dir);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rt_warn("ERROR: cannot write %s: %s\n", tmp, strerror(errno));
+		return;
+	}
+	for (size_t w = 0; w < len;) {
+		ssize_t k = write(fd, s + w, len - w);
+		if (k <= 0) {
+			rt_warn("ERROR: cannot write %s\n", tmp);
+			break;
+		}
+		w += (size_t)k;
+	}
+	close(fd);
+	if (rename(tmp, dst) != 0)
+		rt_warn("ERROR: cannot rename %s: %s\n", tmp, strerror(errno));
+}
+
+void rt_meta_write(struct rt_thread *t)
+{
+	size_t len;
+	char *s = json_write_pretty(t->meta, &len);
+	if (!s)
+		rt_die("rt_meta_write", "out of memory");
+	write_text(t, s, len);
+	free(s);
+}
+
+void rt_meta_write_final(struct rt_thread *t)
+{
+	const char *s = __atomic_load_n(&t->final_json, __ATOMIC_ACQUIRE);
+	if (s)
+		write_text(t, s, __atomic_load_n(&t->final_len, __ATOMIC_RELAXED));
+}
+
+void rt_meta_write_progress(struct rt_thread *t)
+{
+	size_t len;
+	char *s = render(t, &len, 0);
+	write_text(t, s, len);
+	free(s);
+}

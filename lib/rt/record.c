@@ -1,0 +1,773 @@
+/* Record mode: `ovni record` preloads the shim with OVNI_RECORD_STATE set,
+ * and the shim traces the unmodified program. Each process gets a stream per
+ * thread (OHx when it starts, OHe when it ends), CPU placement (a thread
+ * pinned to one free CPU runs there, others on the virtual CPU), affinity
+ * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
+ * new image), and every exit path, fatal signals included. */
+#include "rt/instr.h"
+#include "rt/kernel.h"
+#include "rt/rt.h"
+#include "rt/state.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int rt_record_mode;
+static struct rt_state *state;
+static _Atomic uint64_t next_tag = 1;
+static int has_rank, rank, nranks;
+static void save_env(void);
+
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP };
+
+/* ---- Placement ---- */
+
+static int cpu_index(int phyid)
+{
+	for (uint32_t i = 0; i < state->ncpus; i++)
+		if (state->phyid[i] == phyid)
+			return (int)i;
+	return -1;
+}
+
+/* The CPU index a thread whose affinity is set runs on: its only CPU if it
+ * is pinned and the CPU is free, else the virtual CPU (-1). */
+static int place(int tid, const cpu_set_t *set)
+{
+	if (CPU_COUNT(set) != 1)
+		return -1;
+	int phy = 0;
+	while (!CPU_ISSET(phy, set))
+		phy++;
+	int idx = cpu_index(phy);
+	if (idx < 0)
+		return -1;
+	int32_t free_slot = 0;
+	if (atomic_compare_exchange_strong(&state->owner[idx], &free_slot, tid) || free_slot == tid)
+		return idx;
+	return -1;
+}
+
+static void release(int idx, int tid)
+{
+	if (idx >= 0) {
+		int32_t mine = tid;
+		atomic_compare_exchange_strong(&state->owner[idx], &mine, 0);
+	}
+}
+
+static int place_self(int tid)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	return place(tid, &set);
+}
+
+/* ---- The threads of this process (for affinity changes of others) ---- */
+
+#define MAXREG 4096
+static struct {
+	_Atomic int tid;
+	pthread_t th;
+	struct rt_thread *t;
+} reg[MAXREG];
+
+static void reg_add(struct rt_thread *t)
+{
+	for (int i = 0; i < MAXREG; i++) {
+		int zero = 0;
+		if (atomic_load(&reg[i].tid) == 0 && atomic_compare_exchange_strong(&reg[i].tid, &zero, -1)) {
+			reg[i].th = pthread_self();
+			reg[i].t = t;
+			atomic_store(&reg[i].tid, t->tid);
+			return;
+		}
+	}
+}
+
+static void reg_del(int tid)
+{
+	for (int i = 0; i < MAXREG; i++)
+		if (atomic_load(&reg[i].tid) == tid) {
+			atomic_store(&reg[i].tid, 0);
+			return;
+		}
+}
+
+static struct rt_thread *reg_find(int tid, const pthread_t *th)
+{
+	for (int i = 0; i < MAXREG; i++) {
+		int x = atomic_load(&reg[i].tid);
+		if (x > 0 && (th ? pthread_equal(reg[i].th, *th) : x == tid))
+			return reg[i].t;
+	}
+	return NULL;
+}
+
+/* ---- Thread lifecycle ---- */
+
+static void emit_execute(struct rt_thread *t, int creator, uint64_t tag)
+{
+	uint8_t p[16];
+	memcpy(p, &t->cpu, 4);
+	memcpy(p + 4, &creator, 4);
+	memcpy(p + 8, &tag, 8);
+	rt_emit_raw(t, "OHx", rt_clock_exact(t), p, 16);
+}
+
+static void register_stream(int pid, int tid)
+{
+	uint32_t i = atomic_fetch_add(&state->nstreams, 1);
+	if (i < RT_STATE_MAXSTREAMS) {
+		state->streams[i].pid = pid;
+		state->streams[i].tid = tid;
+	}
+}
+
+/* A thread starts being traced: its stream, metadata, and OHx. */
+static void thread_begin(int creator, uint64_t tag, int resume)
+{
+	struct rt_thread *t = &rt_self;
+	int tid = rt_gettid();
+	/* A cancellation point inside would leave a half-made stream. */
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	if (!resume)
+		register_stream(getpid(), tid);
+	rt_thread_start(t, tid, resume);
+	t->automatic = 1;
+	if (has_rank) {
+		t->has_rank = 1;
+		t->rank = rank;
+		t->nranks = nranks;
+	}
+	rt_meta_changed(t);
+	rt_meta_write_progress(t);
+	if (!resume)
+		atomic_fetch_add(&state->nthreads, 1);
+	t->cpu = place_self(tid);
+	reg_add(t);
+	/* The previous owner of this stream was cut (killed by an exec from
+	 * another of its threads): it ends where it stopped. */
+	if (t->was_cut)
+		rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
+	emit_execute(t, creator, tag);
+	rt_kernel_begin(t, state);
+	pthread_setcancelstate(cancel, NULL);
+}
+
+/* The thread ends: OHe, then its CPU is free. Only system calls after the
+ * event: the fatal signal handler ends its thread too. */
+static void thread_finish(struct rt_thread *t)
+{
+	if (!t->ready || !t->automatic)
+		return;
+	rt_kernel_end(t, state);
+	uint64_t now = rt_clock_exact(t);
+	rt_emit_raw(t, "OHe", now, NULL, 0);
+	rt_thread_end(t);
+	rt_clock_wait_past(now);
+	release(__atomic_load_n(&t->cpu, __ATOMIC_RELAXED), t->tid);
+	reg_del(t->tid);
+}
+
+int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev)
+{
+	return t->automatic && ev->header.model == 'O' &&
+	       (ev->header.category == 'H' || ev->header.category == 'A');
+}
+
+/* ---- Process ---- */
+
+/* The loom's CPUs, listed in the stream of the first thread of a process. */
+static void add_cpus(struct rt_thread *t)
+{
+	t->cpus = malloc(state->ncpus * sizeof(*t->cpus));
+	if (!t->cpus)
+		rt_die("ovni record", "out of memory");
+	for (uint32_t i = 0; i < state->ncpus; i++)
+		t->cpus[i] = (struct rt_cpu){ (int)i, state->phyid[i] };
+	t->ncpus = t->capcpus = state->ncpus;
+	rt_meta_changed(t);
+	rt_meta_write_progress(t);
+}
+
+static void proc_begin(int creator, int resume)
+{
+	struct rt_thread *t = &rt_self;
+	atomic_store(&rt_proc.state, RT_UNINIT);
+	const char *loom = getenv("OVNI_RECORD_LOOM");
+	const char *app = getenv("OVNI_RECORD_APPID");
+	ovni_proc_init(app ? atoi(app) : 1, loom ? loom : "unknown.0", getpid());
+	if (!resume)
+		atomic_fetch_add(&state->nprocs, 1);
+	thread_begin(creator, 0, resume);
+	add_cpus(t);
+}
+
+static int env_int(const char *name, int *v)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return -1;
+	char *end;
+	long n = strtol(s, &end, 10);
+	if (*end || n < 0 || n > 0x7fffffff)
+		return -1;
+	*v = (int)n;
+	return 0;
+}
+
+/* Rank and size from the launcher: Open MPI, PMIx, PMI, Slurm. */
+static void find_rank(void)
+{
+	static const char *const vars[][2] = {
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
+		{ "PMIX_RANK", "PMIX_SIZE" },
+		{ "PMI_RANK", "PMI_SIZE" },
+		{ "SLURM_PROCID", "SLURM_NTASKS" },
+		{ "SLURM_PROCID", "SLURM_NPROCS" },
+	};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		int r, n;
+		if (env_int(vars[i][0], &r) == 0 && env_int(vars[i][1], &n) == 0 && n > 0 && r < n) {
+			has_rank = 1;
+			rank = r;
+			nranks = n;
+			return;
+		}
+	}
+}
+
+/* After MPI_Init: the rank for this thread and the threads created later. */
+void rt_record_set_rank(int r, int n)
+{
+	has_rank = 1;
+	rank = r;
+	nranks = n;
+	struct rt_thread *t = &rt_self;
+	if (t->ready && (!t->has_rank || t->rank != r || t->nranks != n)) {
+		t->has_rank = 1;
+		t->rank = r;
+		t->nranks = n;
+		rt_meta_changed(t);
+	}
+}
+
+/* ---- Signals ---- */
+
+static void on_fatal(int sig)
+{
+	int saved = errno;
+	thread_finish(&rt_self);
+	/* SA_RESETHAND restored the default action: the re-raised signal (or
+	 * the faulting instruction, run again) ends the process as before. */
+	raise(sig);
+	errno = saved;
+}
+
+static void catch_fatal_signals(void)
+{
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old, sa;
+		if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+			continue; /* ignored (nohup) or already handled: leave it */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_fatal;
+		sa.sa_flags = SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+/* ---- fork ---- */
+
+static __thread int fork_parent_tid;
+
+static void before_fork(void)
+{
+	fork_parent_tid = rt_self.tid;
+}
+
+/* The child is a new process; the parent's stream stays the parent's (its
+ * mapping was not inherited: MADV_DONTFORK). */
+static void after_fork_child(void)
+{
+	struct rt_thread *t = &rt_self;
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->win = t->pos = t->end = NULL;
+	t->ready = 0;
+	memset(reg, 0, sizeof(reg));
+	proc_begin(fork_parent_tid, 0);
+}
+
+/* ---- Start and end ---- */
+
+static struct rt_state *map_state(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	void *p = mmap(NULL, sizeof(struct rt_state), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	struct rt_state *s = p;
+	if (s->magic != RT_STATE_MAGIC || s->ncpus == 0 || s->ncpus > RT_STATE_MAXCPU) {
+		munmap(p, sizeof(*s));
+		return NULL;
+	}
+	return s;
+}
+
+/* OVNI_RECORD_RESUME=pid.tid: this image replaced one that was traced. */
+static int resuming(void)
+{
+	const char *s = getenv("OVNI_RECORD_RESUME");
+	if (!s)
+		return 0;
+	int pid = 0, tid = 0;
+	int r = sscanf(s, "%d.%d", &pid, &tid) == 2 && pid == getpid() && tid == rt_gettid();
+	unsetenv("OVNI_RECORD_RESUME");
+	return r;
+}
+
+__attribute__((constructor)) static void record_start(void)
+{
+	const char *path = getenv("OVNI_RECORD_STATE");
+	if (!path || !*path)
+		return;
+	if (rt_instr_is_launcher())
+		return;
+	state = map_state(path);
+	if (!state) {
+		rt_warn("ovni record: cannot use %s; this process is not traced\n", path);
+		return;
+	}
+	rt_record_mode = 1;
+	save_env();
+	find_rank();
+	proc_begin(-1, resuming());
+	pthread_atfork(before_fork, NULL, after_fork_child);
+	catch_fatal_signals();
+}
+
+/* exit() and return from main: the calling thread ends. Threads still
+ * running are cut here; `ovni record` ends their streams afterwards. */
+__attribute__((destructor)) static void record_end(void)
+{
+	if (rt_record_mode)
+		thread_finish(&rt_self);
+}
+
+RT_API void _exit(int status)
+{
+	if (rt_record_mode)
+		thread_finish(&rt_self);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+RT_API void _Exit(int status)
+{
+	_exit(status);
+}
+
+/* ---- pthread_create ---- */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	int creator;
+	uint64_t tag;
+};
+
+/* A thread-specific key whose destructor ends the thread: it runs however
+ * the thread leaves (return, pthread_exit, cancellation), without the stack
+ * unwinding (and libgcc_s) a cleanup attribute would need. */
+static pthread_key_t end_key;
+static pthread_once_t end_once = PTHREAD_ONCE_INIT;
+
+static void end_thread(void *t)
+{
+	thread_finish(t);
+}
+
+static void make_end_key(void)
+{
+	pthread_key_create(&end_key, end_thread);
+}
+
+static void *thread_main(void *p)
+{
+	struct start s = *(struct start *)p;
+	free(p);
+	thread_begin(s.creator, s.tag, 0);
+	pthread_once(&end_once, make_end_key);
+	pthread_setspecific(end_key, &rt_self);
+	return s.fn(s.arg);
+}
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static create_fn real_create(void)
+{
+	static create_fn real;
+	if (!real)
+		real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	return real;
+}
+
+int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	create_fn real = real_create();
+	return real ? real(th, NULL, fn, arg) : EAGAIN;
+}
+
+RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	create_fn real = real_create();
+	if (!real)
+		return EAGAIN;
+	struct rt_thread *t = &rt_self;
+	if (!rt_record_mode || !t->ready)
+		return real(th, attr, fn, arg);
+	struct start *s = malloc(sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	*s = (struct start){ fn, arg, t->tid, atomic_fetch_add(&next_tag, 1) };
+	rt_kernel_drain(t);
+	uint8_t p[12];
+	int cpu = -1;
+	memcpy(p, &cpu, 4);
+	memcpy(p + 4, &s->tag, 8);
+	rt_emit_raw(t, "OHC", ovni_clock_now(), p, 12);
+	int r = real(th, attr, thread_main, s);
+	if (r != 0)
+		free(s);
+	return r;
+}
+
+/* ---- Affinity ---- */
+
+/* Thread target (self when NULL or self) now has affinity set: new CPU,
+ * the old one given back, and OAs (own) or OAr (another thread). */
+static void moved(struct rt_thread *target, const cpu_set_t *set)
+{
+	struct rt_thread *self = &rt_self;
+	if (!self->ready || !target || !target->ready)
+		return;
+	int old = __atomic_load_n(&target->cpu, __ATOMIC_RELAXED);
+	int cpu = place(target->tid, set);
+	rt_kernel_drain(self);
+	uint64_t now = rt_clock_exact(self);
+	if (target == self) {
+		rt_emit_raw(self, "OAs", now, &cpu, 4);
+	} else {
+		uint8_t p[8];
+		memcpy(p, &cpu, 4);
+		memcpy(p + 4, &target->tid, 4);
+		rt_emit_raw(self, "OAr", now, p, 8);
+	}
+	__atomic_store_n(&target->cpu, cpu, __ATOMIC_RELAXED);
+	if (cpu != old) {
+		rt_clock_wait_past(now);
+		release(old, target->tid);
+	}
+}
+
+/* Only the first size bytes of the mask are the caller's. */
+static void copy_set(cpu_set_t *dst, size_t size, const cpu_set_t *src)
+{
+	CPU_ZERO(dst);
+	memcpy(dst, src, size < sizeof(*dst) ? size : sizeof(*dst));
+}
+
+typedef int (*setaff_fn)(pid_t, size_t, const cpu_set_t *);
+
+RT_API int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask)
+{
+	static setaff_fn real;
+	if (!real)
+		real = (setaff_fn)dlsym(RTLD_NEXT, "sched_setaffinity");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	int r = real(pid, size, mask);
+	if (r == 0 && rt_record_mode) {
+		cpu_set_t set;
+		copy_set(&set, size, mask);
+		moved(pid == 0 || pid == rt_self.tid ? &rt_self : reg_find(pid, NULL), &set);
+	}
+	return r;
+}
+
+typedef int (*pthread_setaff_fn)(pthread_t, size_t, const cpu_set_t *);
+
+RT_API int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t *mask)
+{
+	static pthread_setaff_fn real;
+	if (!real)
+		real = (pthread_setaff_fn)dlsym(RTLD_NEXT, "pthread_setaffinity_np");
+	if (!real)
+		return ENOSYS;
+	int r = real(th, size, mask);
+	if (r == 0 && rt_record_mode) {
+		cpu_set_t set;
+		copy_set(&set, size, mask);
+		moved(pthread_equal(th, pthread_self()) ? &rt_self : reg_find(0, &th), &set);
+	}
+	return r;
+}
+
+/* ---- exec ---- */
+
+#define RESUME_VAR "OVNI_RECORD_RESUME"
+
+/* What a program-supplied environment must keep for the new image to be
+ * recorded too (captured at start, before the program changes anything). */
+static const char *const keep_vars[] = { "OVNI_RECORD_STATE", "OVNI_RECORD_LOOM", "OVNI_RECORD_APPID",
+					 "OVNI_TRACEDIR", "OVNI_TMPDIR", "OVNI_EVENTS", "LD_PRELOAD" };
+#define NKEEP (sizeof(keep_vars) / sizeof(keep_vars[0]))
+static char *keep_env[NKEEP];
+
+static void save_env(void)
+{
+	for (size_t i = 0; i < NKEEP; i++) {
+		const char *v = getenv(keep_vars[i]);
+		if (!v)
+			continue;
+		size_t n = strlen(keep_vars[i]) + strlen(v) + 2;
+		keep_env[i] = malloc(n);
+		if (keep_env[i])
+			snprintf(keep_env[i], n, "%s=%s", keep_vars[i], v);
+	}
+}
+
+static int is_var(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+/* envp with our variables put back and the resume mark set; NULL when
+ * nothing could be allocated (the exec then runs untraced). */
+static char **traced_env(char *const envp[], const char *resume)
+{
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	char **e = malloc((n + NKEEP + 2) * sizeof(*e));
+	if (!e)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_var(envp[i], RESUME_VAR))
+			e[k++] = envp[i];
+	for (size_t v = 0; v < NKEEP; v++) {
+		if (!keep_env[v])
+			continue;
+		size_t j = 0;
+		while (j < k && !is_var(e[j], keep_vars[v]))
+			j++;
+		if (j == k)
+			e[k++] = keep_env[v];
+	}
+	if (resume)
+		e[k++] = (char *)resume;
+	e[k] = NULL;
+	return e;
+}
+
+/* Before an exec: this image's part of the thread ends (the stream is
+ * complete even if the new image is not traced). 1 if it did. */
+static int exec_begin(char *resume, size_t n)
+{
+	struct rt_thread *t = &rt_self;
+	/* A vfork child shares our memory: leave the parent's stream alone. */
+	if (!rt_record_mode || !t->ready || !t->automatic || getpid() != rt_proc.pid)
+		return 0;
+	snprintf(resume, n, RESUME_VAR "=%d.%d", rt_proc.pid, t->tid);
+	thread_finish(t);
+	return 1;
+}
+
+/* The exec failed: the thread goes on in this image, same stream. */
+static void exec_failed(int began)
+{
+	if (!began)
+		return;
+	int saved = errno;
+	rt_self.finished = 0;
+	thread_begin(-1, 0, 1);
+	add_cpus(&rt_self);
+	errno = saved;
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+
+static int exec_env(const char *name, const char *path, char *const argv[], char *const envp[])
+{
+	execve_fn real = (execve_fn)dlsym(RTLD_NEXT, name);
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	char resume[64];
+	int began = exec_begin(resume, sizeof(resume));
+	char **e = began ? traced_env(envp, resume) : NULL;
+	int r = real(path, argv, e ? e : envp);
+	free(e);
+	exec_failed(began);
+	return r;
+}
+
+RT_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_env("execve", path, argv, envp);
+}
+
+RT_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_env("execvpe", file, argv, envp);
+}
+
+RT_API int execv(const char *path, char *const argv[])
+{
+	return exec_env("execve", path, argv, environ);
+}
+
+RT_API int execvp(const char *file, char *const argv[])
+{
+	return exec_env("execvpe", file, argv, environ);
+}
+
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+RT_API int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	fexecve_fn real = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	char resume[64];
+	int began = exec_begin(resume, sizeof(resume));
+	char **e = began ? traced_env(envp, resume) : NULL;
+	int r = real(fd, argv, e ? e : envp);
+	free(e);
+	exec_failed(began);
+	return r;
+}
+
+/* execl, execlp, execle: the arguments gathered, then as above. */
+static char **gather(const char *arg0, va_list ap, char *const **envp)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	size_t n = 1;
+	while (va_arg(cp, char *))
+		n++;
+	va_end(cp);
+	char **argv = malloc((n + 1) * sizeof(*argv));
+	if (!argv)
+		return NULL;
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(ap, char *);
+	if (envp)
+		*envp = va_arg(ap, char *const *);
+	return argv;
+}
+
+RT_API int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	char **argv = gather(arg, ap, NULL);
+	va_end(ap);
+	if (!argv) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int r = exec_env("execve", path, argv, environ);
+	free(argv);
+	return r;
+}
+
+RT_API int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	char **argv = gather(arg, ap, NULL);
+	va_end(ap);
+	if (!argv) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int r = exec_env("execvpe", file, argv, environ);
+	free(argv);
+	return r;
+}
+
+RT_API int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char *const *envp = NULL;
+	va_start(ap, arg);
+	char **argv = gather(arg, ap, &envp);
+	va_end(ap);
+	if (!argv) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int r = exec_env("execve", path, argv, envp);
+	free(argv);
+	return r;
+}
+
+/* posix_spawn (and so system() and popen()): the child is a new process;
+ * an environment given by the program gets the recorder's variables back. */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			char *const[], char *const[]);
+
+static int spawn(const char *name, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, name);
+	if (!real)
+		return ENOSYS;
+	char **e = rt_record_mode && envp != environ ? traced_env(envp, NULL) : NULL;
+	int r = real(pid, path, fa, attr, argv, e ? e : envp);
+	free(e);
+	return r;
+}
+
+RT_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn("posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+RT_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn("posix_spawnp", pid, file, fa, attr, argv, envp);
+}

@@ -1,0 +1,141 @@
+/* Internals of the libovni shim (lib/rt): the process state, the per-thread
+ * stream, and the hooks that `ovni record` mode adds. Built as a shared
+ * object with the host's glibc compiler, never linked into the tools.
+ *
+ * Per thread: init (rt_thread_start) -> emit (ovni_ev_emit, inline fast
+ * path into a file-backed shared mapping) -> flush/finish (rt_thread_end).
+ * Events live in a MAP_SHARED window of stream.obs, so whatever was emitted
+ * survives a SIGKILL; the window moves forward as it fills (the mapper
+ * thread prepares the next one). In record mode, record.c wraps these:
+ * thread_begin (stream, placement, OHx), thread_finish (OHe, end, CPU
+ * given back; also from fatal signal handlers, so system calls only), and
+ * rt_emit_raw for the events the shim emits itself. */
+#ifndef OVNI_RT_H
+#define OVNI_RT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "json.h"
+#include "rt/ovni.h"
+
+#define RT_API __attribute__((visibility("default")))
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Free bytes the fast path needs: a whole struct ovni_ev (28) plus the 4
+ * zero bytes that mark the end of the written events. */
+#define RT_SLACK 32
+#define RT_WINDOW (8u << 20) /* bytes of stream.obs mapped at a time, at most */
+#define RT_FIRST_WINDOW (256u << 10) /* the first window of a stream */
+
+enum rt_proc_state { RT_UNINIT, RT_INIT, RT_READY, RT_GONE };
+
+struct rt_cpu {
+	int index, phyid;
+};
+
+struct rt_proc {
+	_Atomic int state;
+	int app, pid;
+	char loom[OVNI_MAX_HOSTNAME];
+	clockid_t clockid;
+	char root[PATH_MAX]; /* final trace directory */
+	char tmproot[PATH_MAX]; /* OVNI_TMPDIR, or empty */
+};
+
+struct rt_thread {
+	/* Hot: the free space of the mapped window, the clock anchor. */
+	uint8_t *pos, *end;
+	uint64_t clk_tsc, clk_ns, clk_last;
+	uint8_t *win; /* start of the window, file offset win_off */
+	uint64_t win_off;
+	size_t win_size;
+	int fd;
+	int ready, finished;
+	int tid;
+	int automatic; /* record mode owns its lifecycle events (OH*, OA*) */
+	int was_cut; /* resumed a stream whose thread never ended */
+	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
+	int has_rank, rank, nranks;
+	unsigned instr; /* RT_INSTR_* already declared in the metadata (instr.h) */
+	struct rt_mreq *mreq; /* the mapper's request for the next window */
+	struct rt_cpu *cpus;
+	size_t ncpus, capcpus;
+	struct json *meta; /* stream.json as it is now, without the final keys */
+	char *final_json; /* rendered with the final keys, ready for a crash */
+	size_t final_len;
+	char dir[PATH_MAX]; /* where the stream is written */
+	char final_dir[PATH_MAX]; /* where it ends (differs with OVNI_TMPDIR) */
+};
+
+/* The TSC clock (clock.c); window 0 sends every reading to the slow path. */
+struct rt_clock {
+	uint64_t mult; /* ns per TSC cycle, 32.32 fixed point */
+	uint64_t window; /* cycles between re-anchors (100 us) */
+	uint64_t base_ns, base_tsc;
+	int use_tsc;
+};
+
+extern struct rt_proc rt_proc;
+extern struct rt_clock rt_clock;
+void rt_clock_init(void);
+uint64_t rt_clock_exact(struct rt_thread *t);
+void rt_clock_wait_past(uint64_t ns);
+extern __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
+/* Nonzero for a model byte that the fast path must not just copy: not
+ * selected (dropped) or owned by record mode (checked in the slow path). */
+extern uint8_t rt_filter[256];
+#define RT_FILTER_DROP 1
+#define RT_FILTER_CHECK 2
+
+/* Messages as the reference prints them: "FATAL: func: text" then abort. */
+void rt_die(const char *func, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+pid_t rt_gettid(void);
+int rt_mkpath(const char *path);
+
+/* stream.c */
+void rt_stream_open(struct rt_thread *t, int resume);
+void rt_stream_grow(struct rt_thread *t, size_t need);
+uint64_t rt_stream_used(const struct rt_thread *t);
+void rt_stream_close(struct rt_thread *t); /* async-signal-safe */
+void rt_stream_put(struct rt_thread *t, const void *data, size_t n);
+void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const void *payload, size_t n);
+void rt_move_files(struct rt_thread *t); /* async-signal-safe */
+void rt_move_back(struct rt_thread *t);
+
+/* mapper.c */
+void *rt_map_pages(int fd, uint64_t off, size_t size);
+void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
+void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);
+void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
+
+/* meta.c */
+void rt_meta_init(struct rt_thread *t);
+void rt_meta_changed(struct rt_thread *t); /* re-render the final text */
+void rt_meta_write(struct rt_thread *t); /* the current (unfinished) metadata */
+void rt_meta_write_final(struct rt_thread *t); /* async-signal-safe */
+/* With rank and CPUs but not finished: what a salvage needs if we die. */
+void rt_meta_write_progress(struct rt_thread *t);
+
+/* api.c: OVNI_EVENTS into rt_filter (ovni_proc_init). */
+void rt_select_events(void);
+/* api.c: the thread part of ovni_thread_init / ovni_thread_free. */
+void rt_thread_start(struct rt_thread *t, int tid, int resume);
+void rt_thread_end(struct rt_thread *t); /* async-signal-safe */
+void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev);
+
+/* record.c: record mode; 1 if an event of the ovni model must be dropped
+ * because record mode emits that kind itself for this thread. */
+int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev);
+/* pthread_create itself, not the recording wrapper. */
+int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg);
+extern int rt_record_mode;
+
+#endif

@@ -1,0 +1,33 @@
+/* The file `ovni record` shares with every process it records (path in
+ * OVNI_RECORD_STATE): the loom's CPUs, which thread runs on each physical
+ * CPU (so two never do), counters and the streams created. Mapped
+ * MAP_SHARED by the tool and by the shim of each process. */
+#ifndef OVNI_RT_STATE_H
+#define OVNI_RT_STATE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define RT_STATE_MAGIC 0x31647263696e766full /* "ovnircd1" */
+#define RT_STATE_MAXCPU 4096
+#define RT_STATE_MAXSTREAMS 65536
+
+struct rt_state_stream {
+	int32_t pid, tid;
+};
+
+struct rt_state {
+	uint64_t magic;
+	uint32_t ncpus; /* logical index i is physical CPU phyid[i] */
+	int32_t phyid[RT_STATE_MAXCPU];
+	_Atomic int32_t owner[RT_STATE_MAXCPU]; /* tid running there, 0 = free */
+	_Atomic uint32_t nprocs, nthreads;
+	_Atomic uint32_t nstreams; /* may exceed RT_STATE_MAXSTREAMS: the rest is lost */
+	struct rt_state_stream streams[RT_STATE_MAXSTREAMS];
+	/* --kernel (lib/rt/kernel.c) */
+	_Atomic uint32_t kernel_refused; /* the notice was printed */
+	_Atomic uint32_t kernel_threads; /* threads whose switches are recorded */
+	_Atomic uint64_t kernel_lost; /* switch records lost to full rings */
+};
+
+#endif

@@ -1,0 +1,241 @@
+/* The stream of one thread: stream.obs mapped MAP_SHARED a window at a time.
+ * Emitting is a copy into the mapping; the kernel writes the pages back, so
+ * no write() happens on the emit path and a killed process keeps its
+ * events. The bytes after the last event are zero: a reader of a cut stream
+ * stops there. */
+#include "rt/rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PAGE 4096u
+
+/* Maps the window holding used with room for need more bytes: the one the
+ * mapper prepared when it fits, else now. Windows start small (a thread
+ * that emits little holds little memory) and double up to RT_WINDOW; after
+ * a switch the mapper prepares the next one. Windows overlap by a page,
+ * since a window is left when its last page is being filled. */
+static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *drop, size_t drop_size)
+{
+	uint64_t off = used & ~(uint64_t)(PAGE - 1);
+	size_t min = (size_t)(used - off) + need + RT_SLACK;
+	size_t size;
+	void *p = rt_mapper_take(t, off, min, &size);
+	if (!p) {
+		size = drop ? drop_size * 2 : RT_FIRST_WINDOW;
+		if (size > RT_WINDOW)
+			size = RT_WINDOW;
+		while (size < min)
+			size *= 2;
+		p = rt_map_pages(t->fd, off, size);
+		if (!p)
+			rt_die("rt_stream_grow", "cannot extend and map %s/stream.obs: %s", t->dir, strerror(errno));
+	}
+	t->win = p;
+	t->win_off = off;
+	t->win_size = size;
+	t->pos = t->win + (used - off);
+	t->end = t->win + size;
+	if (drop)
+		rt_mapper_request(t, off + size - PAGE, size * 2 > RT_WINDOW ? RT_WINDOW : size * 2, drop, drop_size);
+}
+
+uint64_t rt_stream_used(const struct rt_thread *t)
+{
+	return t->win ? t->win_off + (uint64_t)(t->pos - t->win) : 0;
+}
+
+static void unmap(struct rt_thread *t)
+{
+	if (t->win)
+		munmap(t->win, t->win_size);
+	t->win = t->pos = t->end = NULL;
+}
+
+/* Room for at least need more bytes (plus the slack of the fast path). */
+void rt_stream_grow(struct rt_thread *t, size_t need)
+{
+	uint64_t used = rt_stream_used(t);
+	/* The old window stays in t until the new one replaces it: a fatal
+	 * signal meanwhile still finds a consistent stream to finish. */
+	map_window(t, used, need, t->win, t->win_size);
+}
+
+static void path_in(char *dst, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(dst, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+		rt_die("rt_stream_open", "path too long: %s/%s", dir, name);
+}
+
+/* Where the whole events of a stream end: a stream cut by a crash still
+ * has the zero bytes of its last window after them. */
+static uint64_t events_end(int fd, uint64_t size)
+{
+	const uint8_t *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return size;
+	uint64_t off = 8, last = 0;
+	int unordered = 0; /* inside OU[ ... OU] (record --kernel) clocks may go back */
+	while (off + 12 <= size) {
+		const uint8_t *e = p + off;
+		uint64_t clock, n;
+		if ((e[0] & 0xe0) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
+			break;
+		memcpy(&clock, e + 4, 8);
+		if (clock < last && !unordered)
+			break;
+		if (e[1] == 'O' && e[2] == 'U')
+			unordered = e[3] == '[';
+		if (e[0] & 0x10) {
+			uint32_t j;
+			if (off + 16 > size)
+				break;
+			memcpy(&j, e + 12, 4);
+			n = 16 + (uint64_t)j;
+		} else {
+			n = 12 + (e[0] ? (uint64_t)e[0] + 1 : 0);
+		}
+		if (off + n > size)
+			break;
+		last = clock > last ? clock : last;
+		off += n;
+	}
+	munmap((void *)p, size);
+	return off < size ? off : size;
+}
+
+/* resume: an exec'd image continues the stream of its thread (same pid and
+ * tid) after the events already there. */
+void rt_stream_open(struct rt_thread *t, int resume)
+{
+	char path[PATH_MAX];
+	path_in(path, t->dir, "stream.obs");
+	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC);
+	t->fd = open(path, flags, 0644);
+	if (t->fd < 0)
+		rt_die("rt_stream_open", "cannot open %s: %s", path, strerror(errno));
+	uint64_t used = 0;
+	if (resume) {
+		off_t end = lseek(t->fd, 0, SEEK_END);
+		used = end > 0 ? events_end(t->fd, (uint64_t)end) : 0;
+	}
+	if (used < 8) {
+		used = 0;
+		map_window(t, 0, 8, NULL, 0);
+		memcpy(t->pos, OVNI_STREAM_MAGIC, 4);
+		uint32_t version = OVNI_STREAM_VERSION;
+		memcpy(t->pos + 4, &version, 4);
+		t->pos += 8;
+	} else {
+		map_window(t, used, 0, NULL, 0);
+	}
+}
+
+/* Unmaps and cuts the file to the events written. Only system calls: a
+ * fatal signal handler calls it. */
+void rt_stream_close(struct rt_thread *t)
+{
+	if (t->fd < 0)
+		return;
+	uint64_t used = rt_stream_used(t);
+	unmap(t);
+	rt_mapper_quiesce(t);
+	if (ftruncate(t->fd, (off_t)used) != 0)
+		rt_warn("cannot cut %s/stream.obs to %llu bytes\n", t->dir, (unsigned long long)used);
+	close(t->fd);
+	t->fd = -1;
+}
+
+void rt_stream_put(struct rt_thread *t, const void *data, size_t n)
+{
+	if ((size_t)(t->end - t->pos) < n + RT_SLACK)
+		rt_stream_grow(t, n);
+	memcpy(t->pos, data, n);
+	memset(t->pos + n, 0, 4);
+	t->pos += n;
+}
+
+void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const void *payload, size_t n)
+{
+	uint8_t ev[28];
+	ev[0] = n ? (uint8_t)(n - 1) : 0;
+	memcpy(ev + 1, mcv, 3);
+	memcpy(ev + 4, &clock, 8);
+	if (n)
+		memcpy(ev + 12, payload, n);
+	rt_stream_put(t, ev, 12 + n);
+}
+
+/* Copies src to dst with read/write only (signal handlers use it). */
+static int copy_file(const char *src, const char *dst)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	char buf[16384];
+	ssize_t r;
+	int rc = 0;
+	while ((r = read(in, buf, sizeof(buf))) > 0) {
+		for (ssize_t w = 0; w < r;) {
+			ssize_t k = write(out, buf + w, (size_t)(r - w));
+			if (k <= 0) {
+				rc = -1;
+				break;
+			}
+			w += k;
+		}
+	}
+	if (r < 0)
+		rc = -1;
+	close(in);
+	if (close(out) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* OVNI_TMPDIR: the finished stream moves to its final directory. */
+static void move_stream(const char *from, const char *to)
+{
+	static const char *const names[] = { "stream.obs", "stream.json" };
+	for (int i = 0; i < 2; i++) {
+		char src[PATH_MAX], dst[PATH_MAX];
+		path_in(src, from, names[i]);
+		path_in(dst, to, names[i]);
+		if (rename(src, dst) == 0)
+			continue;
+		if (errno != EXDEV || copy_file(src, dst) != 0)
+			rt_warn("cannot move %s to %s\n", src, dst);
+		else
+			unlink(src);
+	}
+}
+
+void rt_move_files(struct rt_thread *t)
+{
+	if (strcmp(t->dir, t->final_dir) == 0)
+		return;
+	move_stream(t->dir, t->final_dir);
+	rmdir(t->dir);
+}
+
+/* A stream that already ended (moved out of OVNI_TMPDIR) and goes on: back
+ * to the tmpdir, so that it is continued and not replaced. */
+void rt_move_back(struct rt_thread *t)
+{
+	char tmp[PATH_MAX], final[PATH_MAX];
+	if (strcmp(t->dir, t->final_dir) == 0)
+		return;
+	path_in(tmp, t->dir, "stream.obs");
+	path_in(final, t->final_dir, "stream.obs");
+	if (access(tmp, F_OK) != 0 && access(final, F_OK) == 0)
+		move_stream(t->final_dir, t->dir);
+}

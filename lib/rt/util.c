@@ -1,0 +1,81 @@
+/* Messages, thread ids and directories for the shim. */
+#include "rt/rt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void put(const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(2, s, n);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+void rt_die(const char *func, const char *fmt, ...)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf), "FATAL: %s: ", func);
+	va_list ap;
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	va_end(ap);
+	size_t len = strlen(buf);
+	if (len + 1 < sizeof(buf))
+		buf[len++] = '\n';
+	put(buf, len);
+	abort();
+}
+
+void rt_warn(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	put(buf, strlen(buf));
+}
+
+pid_t rt_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* mkdir -p with mode 0755; 0 or -1 with errno. */
+int rt_mkpath(const char *path)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(p, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		char c = p[i];
+		p[i] = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			return -1;
+		p[i] = c;
+	}
+	return 0;
+}
+
+/* The system call itself: struct stat is the kernel's on x86_64 (glibc.h). */
+int rt_fstat(int fd, struct stat *st)
+{
+	return (int)syscall(SYS_fstat, fd, st);
+}

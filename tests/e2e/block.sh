@@ -1,0 +1,67 @@
+# ovni record marks blocking calls: tests/instr/block.c waits once in each
+# kind of call; each wait must be one push/pop of mark 99 with the call's
+# value, uncontended locks none, and ovni emu must show the mark.
+. "$(dirname "$0")/lib.sh"
+CC=${HOSTCC:-gcc}
+if ! command -v "$CC" >/dev/null 2>&1; then
+	echo "ok - # SKIP no host compiler $CC"
+	# A program that declares mark 99 itself keeps it.
+if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1 &&
+	$CC -I"$TMP/lib" -o "$TMP/mark99" "$TESTDIR/instr/mark99.c" -L"$TMP/lib" -lovni; then
+	"$OVNI" record -o "$TMP/m99" -- "$TMP/mark99" >/dev/null 2>&1
+	same "own mark 99: exit status" "$?" 0
+	"$OVNI" dump "$TMP/m99" >"$TMP/dump" 2>&1
+	same "own mark 99: only the program's push, no usleep's" "$(pushes 1) $(pushes 12)" "1 0"
+	mkdir -p "$TMP/emu99"
+	check "own mark 99: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu99" "$TMP/m99"
+else
+	not_ok "own mark 99: build mark99.c against ovni lib"
+fi
+done_testing
+fi
+
+same() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
+}
+
+# pushes VALUE: OM[ of mark 99 with that value in the trace.
+pushes() {
+	awk -v v="$1" '$2 == "OM[" && $5 == v && $8 == 99' "$TMP/dump" | wc -l | tr -d ' '
+}
+
+$CC -O1 -pthread -o "$TMP/block" "$TESTDIR/instr/block.c" || not_ok "compile block.c"
+"$OVNI" record -o "$TMP/tr" -- "$TMP/block" >"$TMP/out" 2>"$TMP/err"
+same "block: exit status" "$?" 0
+grep -q '^block: ok$' "$TMP/out" && ok "block: the program ran" || not_ok "block: the program ran"
+"$OVNI" dump "$TMP/tr" >"$TMP/dump" 2>&1
+same "block: one contended pthread_mutex_lock, no uncontended one" "$(pushes 1)" 1
+same "block: one pthread_cond_wait" "$(pushes 3)" 1
+same "block: four pthread_barrier_wait" "$(pushes 5)" 4
+same "block: one pthread_join of a running thread" "$(pushes 6)" 1
+same "block: one blocking sem_wait" "$(pushes 7)" 1
+same "block: one usleep" "$(pushes 12)" 1
+same "block: one nanosleep" "$(pushes 13)" 1
+same "block: every push popped" "$(grep -c ' OM\] ' "$TMP/dump")" "$(grep -c ' OM\[ ' "$TMP/dump")"
+mkdir -p "$TMP/emu"
+check "block: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu" "$TMP/tr"
+grep -q '^0 199 *Blocked in$' "$TMP/emu/thread.pcf" && ok "block: the pcf names mark 99 'Blocked in'" ||
+	not_ok "block: the pcf names mark 99 'Blocked in'"
+grep -q '^5 *pthread_barrier_wait$' "$TMP/emu/thread.pcf" && ok "block: the pcf labels each call" ||
+	not_ok "block: the pcf labels each call"
+n=$(grep -c ':199:5$' "$TMP/emu/thread.prv")
+[ "$n" -ge 4 ] && ok "block: barrier waits on the thread timeline" || not_ok "block: barrier waits on the thread timeline ($n)"
+n=$(grep -c ':199:' "$TMP/emu/cpu.prv")
+[ "$n" -ge 1 ] && ok "block: waits on the CPU timeline" || not_ok "block: waits on the CPU timeline"
+# A program that declares mark 99 itself keeps it.
+if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1 &&
+	$CC -I"$TMP/lib" -o "$TMP/mark99" "$TESTDIR/instr/mark99.c" -L"$TMP/lib" -lovni; then
+	"$OVNI" record -o "$TMP/m99" -- "$TMP/mark99" >/dev/null 2>&1
+	same "own mark 99: exit status" "$?" 0
+	"$OVNI" dump "$TMP/m99" >"$TMP/dump" 2>&1
+	same "own mark 99: only the program's push, no usleep's" "$(pushes 1) $(pushes 12)" "1 0"
+	mkdir -p "$TMP/emu99"
+	check "own mark 99: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu99" "$TMP/m99"
+else
+	not_ok "own mark 99: build mark99.c against ovni lib"
+fi
+done_testing

@@ -1,0 +1,101 @@
+# ovni record --kernel end to end: a program whose threads sleep, wait on a
+# pipe and wait for a mutex is recorded; after ovni sort, ovni emu shows
+# each of them out of its CPU (kernel context switch, type 45 in
+# thread.prv) for as long as it waited. Skipped where perf_event is
+# forbidden (the recorder then says so in one notice and goes on).
+. "$(dirname "$0")/lib.sh"
+CC=${HOSTCC:-gcc}
+command -v "$CC" >/dev/null 2>&1 || { echo "# skip: no host compiler $CC"; exit 0; }
+"$CC" -std=c11 -D_GNU_SOURCE -O1 -pthread -o "$TMP/blocker" "$TESTDIR/rt/blocker.c" || {
+	not_ok "blocker.c builds"; done_testing; }
+
+"$OVNI" record -o "$TMP/t" -- "$TMP/blocker" >"$TMP/roles" 2>"$TMP/err"
+rc=$?
+if grep -q 'context switches are not recorded' "$TMP/err"; then
+	check "without perf_event: one notice" test "$(grep -c 'not recorded' "$TMP/err")" -eq 1
+	check "and the recording goes on" test $rc -eq 0
+	check "to a trace ovni emu accepts" "$OVNI" emu -o "$TMP" "$TMP/t"
+	echo "# skip: perf_event is not permitted here: $(grep 'not recorded' "$TMP/err")"
+	done_testing
+fi
+check "record exits with the program's status" test $rc -eq 0
+check "every thread requires the kernel model" sh -c \
+	"test \$(grep -l '\"kernel\": \"1.0.0\"' \$(find '$TMP/t' -name stream.json) | wc -l) -eq 4"
+check "the streams are not in order before ovni sort" sh -c "! '$OVNI' sort -c '$TMP/t'"
+cp -r "$TMP/t" "$TMP/unsorted"
+check "ovni sort" "$OVNI" sort "$TMP/t"
+check "then they are" "$OVNI" sort -c "$TMP/t"
+mkdir "$TMP/o" "$TMP/u"
+check "ovni emu -l" "$OVNI" emu -l -o "$TMP/o" "$TMP/t"
+check "emu on the unsorted trace (sorted in memory)" "$OVNI" emu -l -o "$TMP/u" "$TMP/unsorted"
+check_same "gives the same thread timeline" "$TMP/u/thread.prv" "$TMP/o/thread.prv"
+
+# out ROLE MS: "N TOTAL_NS" for the out-of-CPU intervals on the row of the
+# thread the program printed as ROLE: N of them last MS ms or more, TOTAL
+# is their sum over all; "open" if one never ends.
+out() {
+	tid=$(awk -v r="$1" '$1 == r { print $2 }' "$TMP/roles")
+	row=$(awk -v t="$tid" '/^LEVEL THREAD/ { n = 0; on = 1; next } on && NF { n++; if ($2 ~ "\\." t "$") print n }' "$TMP/o/thread.row")
+	awk -F: -v row="$row" -v long=$(($2 * 1000000)) '$1 == 2 && $5 == row {
+		for (i = 7; i < NF; i += 2) {
+			if ($i != 45) continue
+			if ($(i + 1) == 3) { t0 = $6; open = 1 }
+			else if (open) { d = $6 - t0; sum += d; if (d >= long) n++; open = 0 }
+		}
+	} END { if (open) print "open"; else printf "%d %d\n", n, sum }' "$TMP/o/thread.prv"
+}
+# at_least WHAT ROLE N MS TOTAL_MS: N intervals of MS ms or more, TOTAL_MS in all.
+at_least() {
+	set -- "$1" "$2" "$3" "$4" "$5" $(out "$2" "$4")
+	if [ "${6:-open}" != open ] && [ "$6" -ge "$3" ] && [ "${7:-0}" -ge $(($5 * 1000000)) ]; then
+		ok "$1 ($6 of ${4} ms or more, $((${7} / 1000)) us in all)"
+	else not_ok "$1 (got: ${6:-nothing} ${7:-})"; fi
+}
+at_least "the sleeper is out of its CPU for each of its 3 sleeps of 20 ms" sleeper 3 18 54
+at_least "the pipe reader is out of its CPU while it waits 30 ms" piper 1 20 27
+at_least "the mutex waiter is out of its CPU while it waits 30 ms" locker 0 1 27
+check "the main thread also shows switches" sh -c "test \"\$(awk -F: '\$1 == 2 && \$5 == 1 && \$7 == 45' '$TMP/o/thread.prv' | wc -l)\" -gt 0"
+
+"$OVNI" record --no-kernel -o "$TMP/n" -- "$TMP/blocker" >/dev/null 2>"$TMP/err"
+check "--no-kernel: no context switches" sh -c "! '$OVNI' dump '$TMP/n' | grep -Eq ' (KC[OI]|OU\\[) '"
+check "--no-kernel: the streams are in order" "$OVNI" sort -c "$TMP/n"
+check "--no-kernel: no kernel model required" sh -c "! grep -rq kernel --include=stream.json '$TMP/n'"
+"$OVNI" record --events ovni -o "$TMP/e" -- "$TMP/blocker" >/dev/null 2>&1
+check "--events without kernel records no switches" sh -c "! '$OVNI' dump '$TMP/e' | grep -q ' KCO '"
+"$OVNI" record --events ovni --kernel -o "$TMP/k" -- "$TMP/blocker" >/dev/null 2>&1
+check "--kernel records them even so" sh -c "'$OVNI' dump '$TMP/k' 2>/dev/null | grep -q ' KCO '"
+
+# SIGKILL: the switches drained before (at pthread_create) stay, and the
+# stream says it needs the kernel model even though the thread never ended.
+"$OVNI" record --tmpdir "$TMP/scratch" -o "$TMP/kill" -- "$TMP/blocker" kill >/dev/null 2>"$TMP/err"
+check "SIGKILL: the program dies by it" test $? -eq 137
+check "SIGKILL: the main thread's switches before pthread_create are there" sh -c "'$OVNI' dump '$TMP/kill' 2>/dev/null | grep -q ' KCO '"
+check "SIGKILL: its stream requires the kernel model" sh -c "grep -lq kernel \$(find '$TMP/kill' -name stream.json)"
+check "SIGKILL: ovni emu accepts the trace" "$OVNI" emu -o "$TMP" "$TMP/kill"
+
+# A libovni program's ovni_flush also moves the switches to the stream.
+if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1; then
+	cat >"$TMP/flush.c" <<'C'
+#include <signal.h>
+#include <unistd.h>
+#include <ovni.h>
+int main(void) { usleep(20000); ovni_flush(); raise(SIGKILL); return 0; }
+C
+	"$CC" -I"$TMP/lib" -o "$TMP/flush" "$TMP/flush.c" -L"$TMP/lib" -lovni &&
+		"$OVNI" record -o "$TMP/f" -- "$TMP/flush" >/dev/null 2>&1
+	check "ovni_flush drains the switches (a SIGKILL right after keeps them)" \
+		sh -c "'$OVNI' dump '$TMP/f' 2>/dev/null | grep -q ' KCO '"
+	check "that trace is accepted by ovni emu" "$OVNI" emu -o "$TMP" "$TMP/f"
+fi
+
+# Refused (as perf_event_paranoid 3 would): one notice for all threads,
+# and a trace without switches that needs no sort.
+OVNI_RECORD_TEST_KERNEL_DENY=1 "$OVNI" record -o "$TMP/d" -- "$TMP/blocker" >/dev/null 2>"$TMP/err"
+check "refused: the program runs to the end" test $? -eq 0
+check "refused: exactly one notice for 4 threads" test "$(grep -c 'context switches are not recorded' "$TMP/err")" -eq 1
+check "refused: the notice says why (perf_event_paranoid) and that recording goes on" \
+	grep -q 'not recorded: perf_event_open: Permission denied: .*perf_event_paranoid.*recording goes on without them' "$TMP/err"
+check "refused: the streams are in order" "$OVNI" sort -c "$TMP/d"
+check "refused: no thread requires the kernel model" sh -c "! grep -rq kernel --include=stream.json '$TMP/d'"
+check "refused: ovni emu accepts the trace" "$OVNI" emu -o "$TMP" "$TMP/d"
+done_testing

@@ -1,0 +1,314 @@
+# ovni record end to end: small C programs compiled with $HOSTCC at test
+# time run under the recorder; ovni emu must accept every trace and ovni dump
+# must show each thread's expected events.
+. "$(dirname "$0")/lib.sh"
+SRC=$TESTDIR/record
+CC=${HOSTCC:-gcc}
+BUILD=${BUILD:?}
+SO=$BUILD/rt/libovni.so
+if ! command -v "$CC" >/dev/null 2>&1; then
+	echo "ok - # SKIP no host compiler $CC"
+	done_testing
+fi
+
+# emu_ok WHAT TRACE: ovni emu accepts the trace.
+emu_ok() {
+	rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+	check "$1" "$OVNI" emu -o "$TMP/emu" "$2"
+}
+
+# count TRACE MCV: events of that MCV in the whole trace.
+count() {
+	"$OVNI" dump "$2" 2>/dev/null | awk -v m="$1" '$2 == m' | wc -l | tr -d ' '
+}
+
+# bounds TRACE: "first-last" MCV of every thread's stream, one a line, sorted.
+bounds() {
+	"$OVNI" dump "$1" 2>/dev/null | awk '{ if (!($3 in first)) first[$3] = $2; last[$3] = $2 }
+		END { for (s in first) print first[s] "-" last[s] }' | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '
+}
+
+# same WHAT GOT WANT
+same() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
+}
+
+# --- The shim itself. ---
+if command -v objdump >/dev/null 2>&1; then
+	max=$(objdump -T "$SO" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)
+	case $max in
+	2.1[0-7] | 2.1[0-7].* | 2.[0-9] | 2.[0-9].*) ok "the shim needs glibc $max <= 2.17" ;;
+	*) not_ok "the shim needs glibc $max, newer than 2.17" ;;
+	esac
+else
+	echo "ok - # SKIP no objdump"
+fi
+needed=$(objdump -p "$SO" 2>/dev/null | awk '$1 == "NEEDED" {print $2}' | sort | tr '\n' ' ')
+same "the shim needs only glibc's own libraries" "$needed" "ld-linux-x86-64.so.2 libc.so.6 libdl.so.2 libpthread.so.0 "
+soname=$(objdump -p "$SO" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
+same "the shim's soname is libovni.so.1" "$soname" libovni.so.1
+
+# --- Threads. ---
+$CC -O1 -pthread -o "$TMP/threads" "$SRC/threads.c" || not_ok "compile threads.c"
+rm -rf "$TMP/t1"
+"$OVNI" record -o "$TMP/t1" -- "$TMP/threads" 4 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+same "threads: exit status" "$rc" 0
+grep -q '^threads: 5$' "$TMP/out" && ok "threads: the program ran" || not_ok "threads: the program ran"
+grep -Eq '^ovni record: 1 process, 6 threads, [0-9]+ events, .* trace in ' "$TMP/err" &&
+	ok "threads: summary line" || { not_ok "threads: summary line"; sed 's/^/#   /' "$TMP/err"; }
+emu_ok "threads: ovni emu accepts the trace" "$TMP/t1"
+same "threads: one OHx per thread" "$(count OHx "$TMP/t1")" 6
+same "threads: one OHe per thread (return, pthread_exit, cancel, main)" "$(count OHe "$TMP/t1")" 6
+same "threads: one OHC per pthread_create" "$(count OHC "$TMP/t1")" 5
+same "threads: every thread's stream starts with OHx and ends with OHe" "$(bounds "$TMP/t1")" "6xOHx-OHe "
+n=$(find "$TMP/t1" -name stream.json | xargs grep -l '"finished": 1' | wc -l | tr -d ' ')
+same "threads: every stream finished" "$n" 6
+
+rm -rf "$TMP/t2"
+"$OVNI" record -o "$TMP/t2" -- "$TMP/threads" 2 7 >/dev/null 2>&1
+same "the recorder exits with the program's status" "$?" 7
+
+# --- Rank from the launcher's variables. ---
+rm -rf "$TMP/rank"
+SLURM_PROCID=1 SLURM_NTASKS=3 "$OVNI" record -o "$TMP/rank" --loom node7.job --app-id 4 -- "$TMP/threads" 1 >/dev/null 2>&1
+emu_ok "rank: ovni emu accepts the trace" "$TMP/rank"
+json=$(cat "$TMP"/rank/loom.node7.job/proc.*/thread.*/stream.json)
+for key in '"rank": 1' '"nranks": 3' '"app_id": 4' '"loom": "node7.job"'; do
+	n=$(printf '%s\n' "$json" | grep -c "$key")
+	same "rank: every stream has $key" "$n" 3
+done
+
+# --- Processes: fork, exec, nested exec, exit paths. ---
+$CC -O1 -pthread -o "$TMP/procs" "$SRC/procs.c" || not_ok "compile procs.c"
+# rec NAME ARGS...: records procs ARGS into $TMP/NAME; status in $rc.
+rec() {
+	name=$1; shift
+	rm -rf "$TMP/$name"
+	case $1 in
+	-*) opt1=$1 opt2=$2; shift 2 ;;
+	*) opt1=--app-id opt2=1 ;;
+	esac
+	"$OVNI" record -o "$TMP/$name" "$opt1" "$opt2" -- "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+rec fork "$TMP/procs" fork
+same "fork: exit status" "$rc" 0
+emu_ok "fork: ovni emu accepts the trace" "$TMP/fork"
+same "fork: two processes" "$(ls -d "$TMP"/fork/loom.*/proc.* | wc -l | tr -d ' ')" 2
+grep -q '2 processes, 2 threads' "$TMP/err" && ok "fork: summary counts both" || not_ok "fork: summary counts both"
+rec exec "$TMP/procs" exec 3
+same "exec: exit status" "$rc" 0
+emu_ok "exec: ovni emu accepts the trace" "$TMP/exec"
+same "exec: one stream for the thread across 3 execs" "$(find "$TMP/exec" -name stream.obs | wc -l | tr -d ' ')" 1
+same "exec: the thread runs in each of the 4 images" "$(count OHx "$TMP/exec")" 4
+same "exec: and stops before each exec and at the end" "$(count OHe "$TMP/exec")" 4
+rec forkexec "$TMP/procs" forkexec
+emu_ok "fork+exec: ovni emu accepts the trace" "$TMP/forkexec"
+same "fork+exec: the child's stream goes on in the exec'd program" "$(count OHx "$TMP/forkexec")" 3
+rec system "$TMP/procs" system
+same "system(): exit status" "$rc" 0
+emu_ok "system(): ovni emu accepts the trace" "$TMP/system"
+n=$(ls -d "$TMP"/system/loom.*/proc.* | wc -l | tr -d ' ')
+[ "$n" -ge 2 ] && ok "system(): the spawned shell is a process of the trace ($n)" || not_ok "system(): the spawned shell is a process of the trace ($n)"
+rec texec "$TMP/procs" thread-exec
+same "exec from a second thread: exit status" "$rc" 0
+emu_ok "exec from a second thread: ovni emu accepts the trace" "$TMP/texec"
+same "exec from a second thread: each stream runs from OHx to OHe" "$(bounds "$TMP/texec")" "2xOHx-OHe "
+rec spawn "$TMP/procs" spawn-noenv
+same "posix_spawn with an empty environment: exit status" "$rc" 0
+emu_ok "posix_spawn with an empty environment: ovni emu accepts the trace" "$TMP/spawn"
+same "posix_spawn with an empty environment: the child is recorded too" "$(ls -d "$TMP"/spawn/loom.*/proc.* | wc -l | tr -d ' ')" 2
+rec uexit "$TMP/procs" _exit
+same "_exit: status 5" "$rc" 5
+emu_ok "_exit: ovni emu accepts the trace" "$TMP/uexit"
+same "_exit: the thread ends" "$(count OHe "$TMP/uexit")" 1
+rec texit "$TMP/procs" threads-exit
+same "exit with a thread running: status" "$rc" 0
+emu_ok "exit with a thread running: ovni emu accepts the trace" "$TMP/texit"
+grep -q 'did not finish' "$TMP/err" && ok "exit with a thread running: the cut thread is named" ||
+	not_ok "exit with a thread running: the cut thread is named"
+
+# --- Crashes: same signal, same status, a trace ovni emu accepts. ---
+$CC -O0 -pthread -o "$TMP/crash" "$SRC/crash.c" || not_ok "compile crash.c"
+for k in segv:139 bus:135 fpe:136 ill:132 abort:134 term:143 int:130 hup:129 kill:137; do
+	how=${k%%:*} want=${k#*:}
+	rec "c-$how" "$TMP/crash" "$how"
+	same "crash $how: the program dies as it would (status $want)" "$rc" "$want"
+	emu_ok "crash $how: ovni emu accepts the trace" "$TMP/c-$how"
+	same "crash $how: both threads executed and ended" "$(count OHx "$TMP/c-$how") $(count OHe "$TMP/c-$how")" "2 2"
+	same "crash $how: each stream runs from OHx to OHe" "$(bounds "$TMP/c-$how")" "2xOHx-OHe "
+done
+# Only SIGKILL cuts the main thread: the handler finished it otherwise.
+grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||
+	not_ok "crash kill: both threads named as cut"
+
+# --- The recorder killed too: ovni emu --salvage. ---
+rm -rf "$TMP/kk"
+"$OVNI" record -o "$TMP/kk" -- sh -c 'kill -9 $PPID; exec "$1" kill' sh "$TMP/crash" >/dev/null 2>&1
+sleep 1
+check_fails "recorder killed: plain ovni emu refuses the unfinished trace" "finished" "$OVNI" emu -o "$TMP/emu" "$TMP/kk"
+before=$(find "$TMP/kk" -type f -exec cksum {} + | sort)
+rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+"$OVNI" emu --salvage -o "$TMP/emu" "$TMP/kk" >"$TMP/out" 2>"$TMP/err"
+same "recorder killed: ovni emu --salvage plays the trace" "$?" 0
+same "recorder killed: --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
+same "recorder killed: --salvage leaves the trace untouched" "$(find "$TMP/kk" -type f -exec cksum {} + | sort)" "$before"
+[ -s "$TMP/emu/thread.prv" ] && ok "recorder killed: --salvage wrote the timelines" || not_ok "recorder killed: --salvage wrote the timelines"
+
+# --- A signal sent to the recorder reaches the program. ---
+rm -rf "$TMP/fw"
+"$OVNI" record -o "$TMP/fw" -- sleep 30 >/dev/null 2>"$TMP/err" &
+rpid=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	[ -n "$(find "$TMP/fw" -name stream.obs 2>/dev/null)" ] && break
+	sleep 0.2
+done
+kill -TERM "$rpid"
+wait "$rpid"
+same "SIGTERM to the recorder: the program dies of it (status 143)" "$?" 143
+emu_ok "SIGTERM to the recorder: ovni emu accepts the trace" "$TMP/fw"
+
+# --- CPU placement and affinity. ---
+if [ "$(nproc)" -ge 2 ]; then
+	$CC -O1 -pthread -o "$TMP/affinity" "$SRC/affinity.c" || not_ok "compile affinity.c"
+	rec aff "$TMP/affinity"
+	same "affinity: exit status" "$rc" 0
+	emu_ok "affinity: ovni emu accepts the trace (never two threads on one CPU)" "$TMP/aff"
+	"$OVNI" dump "$TMP/aff" >"$TMP/aff.txt" 2>/dev/null
+	grep -q 'OAs .*moves itself to CPU 0$' "$TMP/aff.txt" && ok "affinity: main pins itself to CPU 0" || not_ok "affinity: main pins itself to CPU 0"
+	same "affinity: threads created pinned to a taken CPU run on the virtual CPU" \
+		"$(grep -c 'OHx .*begins running on CPU -1; creator thread [1-9]' "$TMP/aff.txt")" 2
+	grep -q 'OAr .*to CPU 1$' "$TMP/aff.txt" && ok "affinity: moving another thread is OAr" || not_ok "affinity: moving another thread is OAr"
+	grep -q 'OAs .*moves itself to CPU -1$' "$TMP/aff.txt" && ok "affinity: unpinned, main goes to the virtual CPU" ||
+		not_ok "affinity: unpinned, main goes to the virtual CPU"
+else
+	echo "ok - # SKIP one CPU"
+fi
+
+# --- 64 threads x 1 million events through the API: none lost. ---
+BIG=$TMP
+[ -d /dev/shm ] && [ -w /dev/shm ] && BIG=$(mktemp -d /dev/shm/ovni-test-record.XXXXXX)
+avail=$(df -Pk "$BIG" | awk 'NR == 2 {print $4}')
+if [ "${avail:-0}" -gt 2000000 ] && "$OVNI" lib "$TMP/blib" 2>/dev/null &&
+	$CC -O2 -pthread -I"$TMP/blib" -o "$TMP/burst" "$SRC/burst.c" -L"$TMP/blib" -lovni; then
+	"$OVNI" record --no-kernel -o "$BIG/b" -- "$TMP/burst" 64 1000000 >/dev/null 2>"$TMP/err" # exact counts: no switches
+	same "64 threads x 1M events: exit status" "$?" 0
+	same "64 threads x 1M events: every event is in the trace" \
+		"$("$OVNI" top "$BIG/b" 2>/dev/null | awk '$1 == "OB." {print $2}')" 64000000
+	# Plus the marks of the blocking calls (joins, barriers) the shim records.
+	marks=$("$OVNI" top "$BIG/b" 2>/dev/null | awk '$1 == "OM[" || $1 == "OM]" {n += $2} END {print n + 0}')
+	grep -q " 65 threads, $((64000194 + marks)) events" "$TMP/err" && ok "64 threads x 1M events: summary counts them" ||
+		{ not_ok "64 threads x 1M events: summary counts them"; cat "$TMP/err"; }
+else
+	echo "ok - # SKIP 64 x 1M events: less than 2 GB free in $BIG"
+fi
+[ "$BIG" != "$TMP" ] && rm -rf "$BIG"
+
+# --- Private shim directory. ---
+priv=$(TMPDIR=$TMP/priv sh -c 'mkdir -p "$TMPDIR"; "$1" record -o "$2" -- true 2>/dev/null; ls -d "$TMPDIR"/ovni-*' sh "$OVNI" "$TMP/t3")
+mode=$(stat -c %a "$priv" 2>/dev/null)
+same "the private directory is mode 700" "$mode" 700
+same "the shim is installed once, by content hash" "$(ls "$priv" | grep -c '^shim-')" 1
+# Concurrent first runs install the same shim without tripping on each other.
+mkdir -p "$TMP/conc"
+for i in 1 2 3 4; do
+	TMPDIR=$TMP/conc XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/conc-t$i" -- "$TMP/threads" 1 >/dev/null 2>&1 &
+done
+wait
+n=0
+for i in 1 2 3 4; do
+	[ -d "$TMP/conc-t$i" ] && [ "$(find "$TMP/conc-t$i" -name stream.obs | wc -l)" -eq 3 ] && n=$((n + 1))
+done
+same "4 concurrent first runs all record" "$n" 4
+same "concurrent runs leave one shim file" "$(find "$TMP/conc" -name 'libovni.so.1' | wc -l | tr -d ' ')" 1
+same "concurrent runs leave no temporary file" "$(find "$TMP/conc" -name '.tmp.*' | wc -l | tr -d ' ')" 0
+rm -rf "$TMP/evil" && mkdir -p "$TMP/evil" "$TMP/other"
+ln -s "$TMP/other" "$TMP/evil/ovni-$(id -u)"
+check_fails "a symlinked private directory is refused" "not a directory|symlink" \
+	env TMPDIR="$TMP/evil" XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/t4" -- true
+
+check_fails "a missing program is named" "nosuchprog: command not found" "$OVNI" record -o "$TMP/t6" -- nosuchprog
+check_fails "no program at all" "no program to run" "$OVNI" record -o "$TMP/t6"
+check_fails "--app-id 0 is refused" "app-id" "$OVNI" record --app-id 0 -o "$TMP/t6" -- true
+if command -v musl-gcc >/dev/null 2>&1 && musl-gcc -o "$TMP/musl" "$SRC/procs.c" 2>/dev/null &&
+	readelf -l "$TMP/musl" 2>/dev/null | grep -q 'interpreter'; then
+	check_fails "a musl program is refused clearly" "linked against musl" "$OVNI" record -o "$TMP/t7" -- "$TMP/musl"
+fi
+
+# --- Static programs. ---
+if $CC -static -o "$TMP/static" "$SRC/threads.c" -pthread 2>/dev/null; then
+	check_fails "a static program is refused clearly" "statically linked" "$OVNI" record -o "$TMP/t5" -- "$TMP/static"
+else
+	echo "ok - # SKIP no static glibc"
+fi
+
+# --- The libovni API, through ovni lib. ---
+check "ovni lib writes the API files" "$OVNI" lib "$TMP/lib"
+for f in ovni.h libovni.so libovni.so.1 ovni.pc; do
+	[ -e "$TMP/lib/$f" ] && ok "ovni lib: $f" || not_ok "ovni lib: $f"
+done
+if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib" -lovni; then
+	ok "a program builds against ovni lib output"
+	rm -rf "$TMP/a1"
+	(cd "$TMP" && OVNI_TRACEDIR="$TMP/a1" ./api 5 >/dev/null) && ok "api: runs alone" || not_ok "api: runs alone"
+	emu_ok "api: ovni emu accepts its own trace" "$TMP/a1"
+	same "api: marks pushed" "$(count OM[ "$TMP/a1")" 5
+	same "api: jumbo event" "$(count OUj "$TMP/a1")" 1
+	grep -q '"answer": 42' "$TMP"/a1/*/*/*/stream.json && ok "api: attributes in stream.json" || not_ok "api: attributes in stream.json"
+	rm -rf "$TMP/a2"
+	# Without the rpath copy: the recorder's libovni.so.1 must be found.
+	mv "$TMP/lib" "$TMP/lib.away"
+	"$OVNI" record -o "$TMP/a2" -- "$TMP/api" 5 >/dev/null 2>&1
+	same "api: under ovni record, without the library installed" "$?" 0
+	mv "$TMP/lib.away" "$TMP/lib"
+	emu_ok "api: ovni emu accepts the recorded trace" "$TMP/a2"
+	same "api: the program's own OHx is replaced by the recorder's" "$(count OHx "$TMP/a2")" 1
+	same "api: marks recorded" "$(count OM] "$TMP/a2")" 5
+	# Clocks agree across threads: turns taken one after the other are in
+	# clock order, with the scaled TSC and with clock_gettime.
+	$CC -O2 -pthread -o "$TMP/pingpong" "$SRC/pingpong.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile pingpong.c"
+	# turns ENV: how many of the 100000 turns are in clock order.
+	turns() {
+		rm -rf "$TMP/pp"
+		env "$1" "$OVNI" record --no-kernel -o "$TMP/pp" -- "$TMP/pingpong" 50000 >/dev/null 2>&1 # its OU[ are the turns
+		"$OVNI" dump "$TMP/pp" 2>/dev/null | awk '$2 == "OB." || $2 == "OU[" {print $2}' | uniq | wc -l | tr -d ' '
+	}
+	same "clocks agree across threads (clock_gettime): 100000 turns in order" "$(turns OVNI_NO_TSC=1)" 100000
+	# The scaled TSC is within ~100 ns of it: turns a few hundred ns apart
+	# may swap, rarely (a wrong rate would swap most).
+	got=$(turns OVNI_NO_TSC=)
+	[ "$got" -ge 99000 ] && ok "clocks agree across threads (scaled TSC): $got of 100000 turns in order" ||
+		not_ok "clocks agree across threads (scaled TSC): $got of 100000 turns in order"
+
+	# --events: unselected models never reach the stream.
+	$CC -o "$TMP/models" "$SRC/models.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile models.c"
+	rec m-all "$TMP/models"
+	same "--events default: every model recorded" "$(count VTx "$TMP/m-all") $(count OM= "$TMP/m-all")" "1 1"
+	rec m-ovni --events ovni "$TMP/models"
+	same "--events ovni: nosv events dropped, marks kept" "$(count VTx "$TMP/m-ovni") $(count OM= "$TMP/m-ovni")" "0 1"
+	emu_ok "--events ovni: ovni emu accepts the trace" "$TMP/m-ovni"
+	rm -rf "$TMP/m-env"
+	OVNI_EVENTS=nosv "$OVNI" record -o "$TMP/m-env" -- "$TMP/models" >/dev/null 2>&1
+	same "OVNI_EVENTS=nosv: nosv events recorded" "$(count VTx "$TMP/m-env")" 1
+	rm -rf "$TMP/m-lib"
+	(cd "$TMP" && OVNI_EVENTS=ovni OVNI_TRACEDIR="$TMP/m-lib" LD_LIBRARY_PATH="$TMP/lib" ./models)
+	same "OVNI_EVENTS=ovni without the recorder: nosv events dropped" "$(count VTx "$TMP/m-lib") $(count OM= "$TMP/m-lib")" "0 1"
+	check_fails "--events with an unknown model is refused" "no model 'bogus'" "$OVNI" record --events ovni,bogus -o "$TMP/m-bad" -- true
+else
+	not_ok "a program builds against ovni lib output"
+fi
+
+# --- --tmpdir: streams written there, moved at the end. ---
+rec tmpd --tmpdir "$TMP/scratch" "$TMP/threads" 2
+same "--tmpdir: exit status" "$rc" 0
+emu_ok "--tmpdir: ovni emu accepts the final trace" "$TMP/tmpd"
+same "--tmpdir: every stream moved to TRACEDIR" "$(find "$TMP/tmpd" -name stream.obs | wc -l | tr -d ' ')" 4
+same "--tmpdir: nothing left in the tmpdir" "$(find "$TMP/scratch" -name 'stream.*' | wc -l | tr -d ' ')" 0
+rec tmpx --tmpdir "$TMP/scratch3" "$TMP/procs" exec 2
+emu_ok "--tmpdir with exec: ovni emu accepts the trace" "$TMP/tmpx"
+same "--tmpdir with exec: the stream goes on across the images" "$(count OHx "$TMP/tmpx") $(count OHe "$TMP/tmpx")" "3 3"
+rec tmpk --tmpdir "$TMP/scratch2" "$TMP/crash" kill
+emu_ok "--tmpdir after SIGKILL: the streams are ended and moved" "$TMP/tmpk"
+
+done_testing

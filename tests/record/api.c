@@ -1,0 +1,69 @@
+/* Uses the libovni API as an instrumented runtime does: process and thread
+ * setup, CPUs, marks with labels, attributes, plain and jumbo events. Built
+ * against `ovni lib` output; run alone or under ovni record. */
+#include <ovni.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void emit(const char *mcv)
+{
+	struct ovni_ev ev = { 0 };
+	ovni_ev_set_mcv(&ev, mcv);
+	ovni_ev_set_clock(&ev, ovni_clock_now());
+	ovni_ev_emit(&ev);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 10;
+	int tid = (int)syscall(SYS_gettid);
+	ovni_version_check();
+	ovni_proc_init(1, "host.api", getpid());
+	ovni_thread_init(tid);
+	ovni_add_cpu(0, 0);
+	ovni_proc_set_rank(0, 1);
+	ovni_attr_set_str("app.name", "api-test");
+	ovni_attr_set_double("app.answer", 42);
+	ovni_attr_set_json("app.obj", "{\"a\": [1, 2]}");
+	if (ovni_attr_get_double("app.answer") != 42 || strcmp(ovni_attr_get_str("app.name"), "api-test") != 0)
+		return 2;
+	char *j = ovni_attr_get_json("app.obj");
+	if (strcmp(j, "{\"a\":[1,2]}") != 0)
+		return 3;
+	free(j);
+	ovni_mark_type(7, OVNI_MARK_STACK, "Phase");
+	ovni_mark_label(7, 1, "compute");
+	ovni_mark_label(7, 2, "io");
+
+	struct ovni_ev ev = { 0 };
+	ovni_ev_set_mcv(&ev, "OHx");
+	ovni_ev_set_clock(&ev, ovni_clock_now());
+	int32_t cpu = 0, creator = -1;
+	uint64_t tag = 0;
+	ovni_payload_add(&ev, (uint8_t *)&cpu, 4);
+	ovni_payload_add(&ev, (uint8_t *)&creator, 4);
+	ovni_payload_add(&ev, (uint8_t *)&tag, 8);
+	if (ovni_ev_size(&ev) != 28 || ovni_payload_size(&ev) != 16)
+		return 4;
+	ovni_ev_emit(&ev);
+	for (int i = 0; i < n; i++) {
+		ovni_mark_push(7, 1 + (i & 1));
+		emit("OB.");
+		ovni_mark_pop(7, 1 + (i & 1));
+	}
+	uint8_t blob[100];
+	memset(blob, 0xab, sizeof(blob));
+	struct ovni_ev jev = { 0 };
+	ovni_ev_set_mcv(&jev, "OUj");
+	ovni_ev_set_clock(&jev, ovni_clock_now());
+	ovni_ev_jumbo_emit(&jev, blob, sizeof(blob));
+	emit("OHe");
+	ovni_flush();
+	ovni_thread_free();
+	ovni_proc_fini();
+	printf("api: %d marks\n", n);
+	return 0;
+}

@@ -1,0 +1,89 @@
+/* Processes: fork (the child is a new process), exec (the thread's stream
+ * goes on in the new image), nested exec, and the exit paths.
+ *   procs fork            parent forks a child that exits normally
+ *   procs exec N          re-execs itself N times, then returns
+ *   procs _exit           leaves through _exit with status 5
+ *   procs forkexec        the child of a fork execs /bin/true
+ *   procs threads-exit    exit() while a thread is still running
+ *   procs system          system("true"): the shell and true are recorded
+ *   procs thread-exec     a second thread execs (the kernel gives it the pid)
+ *   procs spawn-noenv     posix_spawn of true with an empty environment */
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *spin(void *a)
+{
+	for (;;)
+		usleep(1000);
+	return a;
+}
+
+static void *exec_true(void *a)
+{
+	usleep(10000);
+	execlp("true", "true", (char *)NULL);
+	return a;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "fork";
+	if (!strcmp(what, "fork")) {
+		pid_t p = fork();
+		if (p == 0)
+			return 0;
+		int st;
+		waitpid(p, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	if (!strcmp(what, "exec")) {
+		int n = argc > 2 ? atoi(argv[2]) : 0;
+		if (n <= 0)
+			return 0;
+		char num[16];
+		snprintf(num, sizeof(num), "%d", n - 1);
+		execl("/proc/self/exe", argv[0], "exec", num, (char *)NULL);
+		return 1;
+	}
+	if (!strcmp(what, "_exit"))
+		_exit(5);
+	if (!strcmp(what, "forkexec")) {
+		pid_t p = fork();
+		if (p == 0) {
+			execlp("true", "true", (char *)NULL);
+			_exit(1);
+		}
+		int st;
+		waitpid(p, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	if (!strcmp(what, "threads-exit")) {
+		pthread_t t;
+		pthread_create(&t, NULL, spin, NULL);
+		usleep(10000);
+		exit(0);
+	}
+	if (!strcmp(what, "thread-exec")) {
+		pthread_t t;
+		pthread_create(&t, NULL, exec_true, NULL);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(what, "spawn-noenv")) {
+		char *args[] = { "true", NULL }, *env[] = { NULL };
+		pid_t p;
+		if (posix_spawnp(&p, "true", NULL, NULL, args, env) != 0)
+			return 1;
+		int st;
+		waitpid(p, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	if (!strcmp(what, "system"))
+		return system("true");
+	return 2;
+}
