@@ -330,6 +330,8 @@ static void finish_trace(struct run *r, double elapsed)
 		}
 	}
 	free(list);
+	if (threads == 0)
+		msg_warn("nothing was recorded: the program (or the interpreter of a script) may be statically linked, or it cleared LD_PRELOAD");
 	uint64_t lost = atomic_load(&s->kernel_lost);
 	if (lost)
 		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
@@ -339,8 +341,6 @@ static void finish_trace(struct run *r, double elapsed)
 	if (rankloom_split(r->tracedir, r->loom, other, sizeof(other), &moved) == 0 && moved)
 		msg_info("%u process%s without an MPI rank moved to loom %s (ovni emu wants a rank in every process of a loom or in none)",
 			 moved, moved == 1 ? "" : "es", other);
-	if (threads == 0)
-		msg_warn("nothing was recorded: the program (or the interpreter of a script) may be statically linked, or it cleared LD_PRELOAD");
 	double mib = (double)bytes / (1024.0 * 1024.0);
 	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
 		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,
