@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file.h"
 #include "io/msg.h"
 #include "pack.h"
 #include "pack_walk.h"
@@ -195,38 +196,10 @@ struct text {
 
 static int read_file(const char *path, struct text *t)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		msg_err("%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
-	t->len = 0;
-	for (;;) {
-		if (t->len == t->cap) {
-			size_t cap = t->cap ? 2 * t->cap : 64 * 1024;
-			char *s = realloc(t->s, cap);
-			if (!s) {
-				msg_err("%s: out of memory", path);
-				break;
-			}
-			t->s = s;
-			t->cap = cap;
-		}
-		ssize_t r = read(fd, t->s + t->len, t->cap - t->len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			msg_err("%s: cannot read: %s", path, strerror(errno));
-			break;
-		}
-		if (r == 0) {
-			close(fd);
-			return 0;
-		}
-		t->len += (size_t)r;
-	}
-	close(fd);
-	return -1;
+	int r = file_read_all(path, &t->s, &t->cap, &t->len);
+	if (r != 0)
+		msg_err("%s: cannot %s: %s", path, r == FILE_CANNOT_OPEN ? "open" : "read", strerror(errno));
+	return r;
 }
 
 static int is_file(const char *path)
