@@ -208,6 +208,22 @@ static int is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* s->json and s->meta from the stream.json text read from path. */
+static int parse_meta(struct trace_stream *s, const char *path, const char *text, size_t len, unsigned flags)
+{
+	char err[512];
+	if (!(s->json = json_parse(text, len, err, sizeof(err)))) {
+		msg_err("%s: %s", path, err);
+		return -1;
+	}
+	if (meta_load(&s->meta, s->json, path, flags) < 0)
+		return -1;
+	if (!s->meta.is_thread)
+		msg_warn("%s: ignoring stream of part \"%s\" (only thread streams are modelled)", path,
+			 json_dotget(s->json, "ovni.part")->u.str.s);
+	return 0;
+}
+
 static int load_stream(struct trace_stream *s, const char *root, const char *rel, unsigned flags, struct text *text)
 {
 	char path[TRACE_PATH_MAX];
@@ -230,17 +246,7 @@ static int load_stream(struct trace_stream *s, const char *root, const char *rel
 	}
 	if (join(path, s->dir, "stream.json") < 0 || read_file(path, text) < 0)
 		return -1;
-	char err[512];
-	if (!(s->json = json_parse(text->s, text->len, err, sizeof(err)))) {
-		msg_err("%s: %s", path, err);
-		return -1;
-	}
-	if (meta_load(&s->meta, s->json, path, flags) < 0)
-		return -1;
-	if (!s->meta.is_thread)
-		msg_warn("%s: ignoring stream of part \"%s\" (only thread streams are modelled)", path,
-			 json_dotget(s->json, "ovni.part")->u.str.s);
-	return 0;
+	return parse_meta(s, path, text->s, text->len, flags);
 oom:
 	msg_err("out of memory");
 	return -1;
@@ -348,21 +354,9 @@ static int load_archive_stream(struct trace *t, struct trace_stream *s, const ch
 	char *text = pack_member_read(p, pack_find(p, path), &len);
 	if (!text)
 		return -1;
-	char err[512];
-	s->json = json_parse(text, len, err, sizeof(err));
+	int rc = join(path, s->dir, "stream.json") < 0 ? -1 : parse_meta(s, path, text, len, flags);
 	free(text);
-	if (join(path, s->dir, "stream.json") < 0)
-		return -1;
-	if (!s->json) {
-		msg_err("%s: %s", path, err);
-		return -1;
-	}
-	if (meta_load(&s->meta, s->json, path, flags) < 0)
-		return -1;
-	if (!s->meta.is_thread)
-		msg_warn("%s: ignoring stream of part \"%s\" (only thread streams are modelled)", path,
-			 json_dotget(s->json, "ovni.part")->u.str.s);
-	return 0;
+	return rc;
 oom:
 	msg_err("out of memory");
 	return -1;

@@ -79,3 +79,11 @@ apt_install() {
 	apt-get install -y -qq "$@" >"$TMP/apt.log" 2>&1 ||
 		{ apt-get update -qq >>"$TMP/apt.log" 2>&1 && apt-get install -y -qq "$@" >>"$TMP/apt.log" 2>&1; }
 }
+
+# mkthread DIR TID: a stream directory with finished metadata (pid 1 on
+# node0); the events come from $BUILD/tools/mkstream lines on stdin.
+mkthread() {
+	mkdir -p "$1"
+	printf '{"version": 3, "ovni": {"lib": {"version": "1.14.0", "commit": "t"}, "part": "thread", "tid": %s, "pid": 1, "loom": "node0", "app_id": 1, "require": {"ovni": "1.1.0"}, "finished": 1}}' "$2" >"$1/stream.json"
+	"$BUILD/tools/mkstream" "$1/stream.obs"
+}
