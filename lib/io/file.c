@@ -47,3 +47,21 @@ int file_read_all(const char *path, char **buf, size_t *cap, size_t *len)
 		*len += (size_t)r;
 	}
 }
+
+int file_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

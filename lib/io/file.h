@@ -11,4 +11,8 @@
 enum { FILE_CANNOT_OPEN = -1, FILE_CANNOT_READ = -2 };
 int file_read_all(const char *path, char **buf, size_t *cap, size_t *len);
 
+/* All n bytes of p to fd (retrying short writes and EINTR): 0, or -1 with
+ * errno (EIO when write makes no progress). */
+int file_write_all(int fd, const void *p, size_t n);
+
 #endif
