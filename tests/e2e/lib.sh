@@ -34,6 +34,11 @@ check_fails() {
 	fi
 }
 
+# same WHAT GOT WANT: two strings equal.
+same() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
+}
+
 # check_same WHAT GOT WANT: files identical.
 check_same() {
 	if cmp -s "$2" "$3"; then ok "$1"; else
