@@ -39,6 +39,25 @@ same() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
 }
 
+# Commands run in the background leave $TMP/NAME.rc (exit status) and
+# $TMP/NAME.err (stderr). rc_of NAME: that status, or "none".
+rc_of() { cat "$TMP/$1.rc" 2>/dev/null || echo none; }
+
+# check_rc WHAT NAME WANT: NAME exited with status WANT.
+check_rc() {
+	got=$(rc_of "$2")
+	if [ "$got" = "$3" ]; then ok "$1"; else
+		not_ok "$1 (exit status $got, want $3)"; sed 's/^/#   /' "$TMP/$2.err" | head -10
+	fi
+}
+
+# check_err WHAT NAME PATTERN: a line of NAME's stderr matches PATTERN.
+check_err() {
+	if grep -Eq -- "$3" "$TMP/$2.err"; then ok "$1"; else
+		not_ok "$1 (no stderr line matches '$3')"; sed 's/^/#   /' "$TMP/$2.err" | head -10
+	fi
+}
+
 # check_same WHAT GOT WANT: files identical.
 check_same() {
 	if cmp -s "$2" "$3"; then ok "$1"; else
