@@ -11,9 +11,10 @@ int bay_init(struct bay *b)
 	memset(b, 0, sizeof(*b));
 	b->q.cap = 256;
 	b->q.v = malloc(b->q.cap * sizeof(*b->q.v));
+	b->q.d = malloc(b->q.cap * sizeof(*b->q.d));
 	b->tsize = 1024;
 	b->table = calloc(b->tsize, sizeof(*b->table));
-	if (!b->q.v || !b->table) {
+	if (!b->q.v || !b->q.d || !b->table) {
 		bay_free(b);
 		return failf("out of memory for the channel bay");
 	}
@@ -23,6 +24,7 @@ int bay_init(struct bay *b)
 void bay_free(struct bay *b)
 {
 	free(b->q.v);
+	free(b->q.d);
 	free(b->table);
 	memset(b, 0, sizeof(*b));
 }
@@ -87,23 +89,17 @@ void chan_queue_grow(struct chan_queue *q, struct chan *c)
 {
 	size_t cap = q->cap * 2;
 	struct chan **v = realloc(q->v, cap * sizeof(*v));
-	if (!v) {
+	if (v)
+		q->v = v;
+	struct chan **d = v ? realloc(q->d, cap * sizeof(*d)) : NULL;
+	if (d)
+		q->d = d;
+	if (!v || !d) {
 		q->err = 1;
 		return;
 	}
-	q->v = v;
 	q->cap = cap;
-	q->v[q->n++] = c;
-}
-
-static inline int run(struct chan *c, const struct chan_cbs *l)
-{
-	if (l->fn(c, l->arg) != 0)
-		return -1;
-	for (uint32_t i = 0; i < l->nmore; i++)
-		if (l->more[i].fn(c, l->more[i].arg) != 0)
-			return -1;
-	return 0;
+	chan_enqueue(c);
 }
 
 /* After a failed callback: the rest of the queue is flushed unseen. */
@@ -112,6 +108,7 @@ static __attribute__((noinline, cold)) int abandon(struct chan_queue *q, size_t 
 	for (size_t i = from; i < q->n; i++)
 		chan_flush(q->v[i]);
 	q->n = 0;
+	q->nd = 0;
 	q->err = 0;
 	return -1;
 }
@@ -125,10 +122,10 @@ static __attribute__((noinline, cold)) int fail_queue(struct chan_queue *q)
 int bay_propagate(struct bay *b)
 {
 	struct chan_queue *q = &b->q;
-	/* q->n grows while the dirty callbacks queue more channels */
-	for (size_t i = 0; i < q->n; i++) {
-		struct chan *c = q->v[i];
-		if (c->on_dirty.fn && run(c, &c->on_dirty) != 0)
+	/* q->nd grows while the dirty callbacks queue more channels */
+	for (size_t i = 0; i < q->nd; i++) {
+		struct chan *c = q->d[i];
+		if (c->on_dirty.fn(c, c->on_dirty.arg) != 0)
 			return abandon(q, 0);
 	}
 	/* emit callbacks only read their own channel: flush it right after */
@@ -136,11 +133,12 @@ int bay_propagate(struct bay *b)
 	size_t n = q->n;
 	for (size_t i = 0; i < n; i++) {
 		struct chan *c = v[i];
-		if (c->on_emit.fn && run(c, &c->on_emit) != 0)
+		if (c->on_emit.fn && c->on_emit.fn(c, c->on_emit.arg) != 0)
 			return abandon(q, i);
 		chan_flush(c);
 	}
 	q->n = 0;
+	q->nd = 0;
 	if (q->err)
 		return fail_queue(q);
 	return 0;

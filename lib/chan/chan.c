@@ -25,11 +25,13 @@ int chan_init(struct chan *c, enum chan_kind kind, const char *name)
 
 void chan_free(struct chan *c)
 {
-	free(c->on_dirty.more);
-	free(c->on_emit.more);
+	free(c->on_dirty.v);
+	free(c->on_emit.v);
 	free(c->stack);
-	if (c->fan)
+	if (c->fan) {
 		free(c->fan->v);
+		free(c->fan->out);
+	}
 	free(c->fan);
 	free(c->name);
 	memset(c, 0, sizeof(*c));
@@ -79,7 +81,8 @@ int chan_stack_grow(struct chan *c)
 	return 0;
 }
 
-int chan_pop(struct chan *c, struct value expected)
+/* Why a pop cannot be done (the checks of chan_pop, with messages). */
+static __attribute__((noinline, cold)) int pop_fail(const struct chan *c, struct value expected)
 {
 	char a[24], b[24];
 	if (c->kind != CHAN_STACK)
@@ -88,10 +91,15 @@ int chan_pop(struct chan *c, struct value expected)
 		return chan_fail_dirty(c);
 	if (c->depth == 0)
 		return failf("channel %s: cannot pop %s, the stack is empty", c->name, value_str(expected, a));
-	struct value top = c->stack[c->depth - 1];
-	if (!value_eq(top, expected))
-		return failf("channel %s: cannot pop %s, the top is %s", c->name,
-			     value_str(expected, a), value_str(top, b));
+	return failf("channel %s: cannot pop %s, the top is %s", c->name,
+		     value_str(expected, a), value_str(c->stack[c->depth - 1], b));
+}
+
+int chan_pop(struct chan *c, struct value expected)
+{
+	if (c->kind != CHAN_STACK || (c->dirty && !(c->flags & CHAN_DIRTY_WRITE)) || c->depth == 0 ||
+	    !value_eq(c->stack[c->depth - 1], expected))
+		return pop_fail(c, expected);
 	struct value next = c->depth > 1 ? c->stack[c->depth - 2] : value_null();
 	int r = chan_check_write(c, next);
 	if (r < 0)
@@ -103,30 +111,51 @@ int chan_pop(struct chan *c, struct value expected)
 	return 0;
 }
 
+static int run_all(struct chan *c, void *arg)
+{
+	const struct chan_cbs *l = arg;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i].fn(c, l->v[i].arg) != 0)
+			return -1;
+	return 0;
+}
+
 static int cbs_add(struct chan_cbs *l, chan_cb_fn fn, void *arg)
 {
-	if (!l->fn) {
-		l->fn = fn;
-		l->arg = arg;
-		return 0;
-	}
-	if (l->nmore == l->cap) {
+	if (l->n == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 2;
-		struct chan_cb *v = realloc(l->more, cap * sizeof(*v));
+		struct chan_cb *v = realloc(l->v, cap * sizeof(*v));
 		if (!v)
 			return -1;
-		l->more = v;
+		l->v = v;
 		l->cap = cap;
 	}
-	l->more[l->nmore].fn = fn;
-	l->more[l->nmore].arg = arg;
-	l->nmore++;
+	l->v[l->n].fn = fn;
+	l->v[l->n].arg = arg;
+	l->n++;
+	l->fn = l->n == 1 ? fn : run_all;
+	l->arg = l->n == 1 ? arg : l;
 	return 0;
+}
+
+/* The dirty callbacks of a channel queued before it had any (set in a
+ * model's create, hooked in connect) must run too, in queue order. */
+static void requeue_dirty(struct chan_queue *q)
+{
+	q->nd = 0;
+	for (size_t i = 0; i < q->n; i++)
+		if (q->v[i]->on_dirty.fn)
+			q->d[q->nd++] = q->v[i];
 }
 
 int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg)
 {
-	return cbs_add(&c->on_dirty, fn, arg);
+	int first = !c->on_dirty.fn;
+	if (cbs_add(&c->on_dirty, fn, arg) != 0)
+		return -1;
+	if (first && c->dirty && c->queue)
+		requeue_dirty(c->queue);
+	return 0;
 }
 
 int chan_on_emit(struct chan *c, chan_cb_fn fn, void *arg)

@@ -31,26 +31,30 @@ struct chan_cb {
 	void *arg;
 };
 
-/* The first callback inline (most channels have one or none), the rest
- * in an array. */
+/* The callbacks of a channel, in the order hooked. fn(c, arg) runs them
+ * all: the one callback itself (most channels have one or none), or a
+ * function that walks the array. */
 struct chan_cbs {
 	chan_cb_fn fn; /* NULL: no callback */
 	void *arg;
-	struct chan_cb *more;
-	uint32_t nmore, cap;
+	struct chan_cb *v;
+	uint32_t n, cap;
 };
 
 /* The mux inputs that pick a channel now, in the order they were set up:
  * one dirty callback forwards the channel to just those muxes. */
 struct chan_fan {
 	struct mux_input **v;
+	struct chan **out; /* the output of v[i]'s mux: one load less per change */
 	size_t n, cap;
 };
 
-/* The bay's queue of dirty channels, in the order they became dirty. */
+/* The bay's queue of dirty channels, in the order they became dirty, and
+ * the ones among them with dirty callbacks (d: a subsequence of v, so cap
+ * bounds both). */
 struct chan_queue {
-	struct chan **v;
-	size_t n, cap;
+	struct chan **v, **d;
+	size_t n, nd, cap;
 	int err; /* could not grow */
 };
 
@@ -97,19 +101,28 @@ static inline int chan_check_write(const struct chan *c, struct value v)
 /* Grows q and appends c (the slow path of chan_touch). */
 void chan_queue_grow(struct chan_queue *q, struct chan *c);
 
+/* Appends c, just marked dirty, to its bay's queue. */
+static inline void chan_enqueue(struct chan *c)
+{
+	struct chan_queue *q = c->queue;
+	if (!q)
+		return;
+	if (q->n < q->cap) {
+		q->v[q->n++] = c;
+		if (c->on_dirty.fn)
+			q->d[q->nd++] = c;
+	} else {
+		chan_queue_grow(q, c);
+	}
+}
+
 /* Marks c dirty and appends it to its bay's queue. */
 static inline void chan_touch(struct chan *c)
 {
 	if (c->dirty)
 		return;
 	c->dirty = 1;
-	struct chan_queue *q = c->queue;
-	if (!q)
-		return;
-	if (q->n < q->cap)
-		q->v[q->n++] = c;
-	else
-		chan_queue_grow(q, c);
+	chan_enqueue(c);
 }
 
 /* The general case of chan_set: other kinds, second writes, duplicates. */
@@ -124,13 +137,7 @@ static inline int chan_set(struct chan *c, struct value v)
 		return chan_set_slow(c, v);
 	c->cur = v;
 	c->dirty = 1;
-	struct chan_queue *q = c->queue;
-	if (!q)
-		return 0;
-	if (q->n < q->cap)
-		q->v[q->n++] = c;
-	else
-		chan_queue_grow(q, c);
+	chan_enqueue(c);
 	return 0;
 }
 

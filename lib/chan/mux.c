@@ -36,8 +36,10 @@ static void fan_remove(struct chan_fan *f, struct mux_input *in)
 		i++;
 	if (i == f->n)
 		return;
-	for (f->n--; i < f->n; i++)
+	for (f->n--; i < f->n; i++) {
 		f->v[i] = f->v[i + 1];
+		f->out[i] = f->out[i + 1];
+	}
 }
 
 /* Keeps the fan in set-up order, the order the muxes would run in if each
@@ -47,17 +49,22 @@ static int fan_insert(struct chan_fan *f, struct mux_input *in)
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 4;
 		struct mux_input **v = realloc(f->v, cap * sizeof(*v));
-		if (!v)
+		if (v)
+			f->v = v;
+		struct chan **out = v ? realloc(f->out, cap * sizeof(*out)) : NULL;
+		if (!out)
 			return failf("out of memory for the mux of %s", in->mux->output->name);
-		f->v = v;
+		f->out = out;
 		f->cap = cap;
 	}
 	size_t i = f->n;
 	while (i > 0 && f->v[i - 1]->seq > in->seq) {
 		f->v[i] = f->v[i - 1];
+		f->out[i] = f->out[i - 1];
 		i--;
 	}
 	f->v[i] = in;
+	f->out[i] = in->mux->output;
 	f->n++;
 	return 0;
 }
@@ -78,12 +85,15 @@ static int on_select(struct chan *c, void *arg)
 	return forward(m);
 }
 
+/* The fan holds just the inputs their muxes pick now, so each output
+ * takes c's value (what forward() would read) without asking. */
 static int on_input(struct chan *c, void *arg)
 {
 	(void)arg;
-	struct chan_fan *f = c->fan;
+	const struct chan_fan *f = c->fan;
+	struct value v = chan_read(c);
 	for (size_t i = 0; i < f->n; i++)
-		if (forward(f->v[i]->mux) != 0)
+		if (chan_set(f->out[i], v) != 0)
 			return -1;
 	return 0;
 }

@@ -47,6 +47,27 @@ static struct byte_src *owned_src(uint8_t *data, size_t n)
 	return &o->src;
 }
 
+/* Moves r past the whole normal events in its buffer whose clocks do not
+ * go back, without decoding them: the scan reads every event of the trace
+ * once more before the emulation. sr_next() then takes the event it
+ * stopped at (a refill, a jumbo event, a backward clock, an error). */
+static void skip_in_order(struct stream_reader *r)
+{
+	const uint8_t *p = r->buf + r->pos, *end = r->buf + r->end;
+	uint64_t last = r->last_clock;
+	while (end - p >= EV_HEADER_SIZE && p[0] < EV_FLAG_JUMBO) {
+		size_t n = EV_HEADER_SIZE + EV_PAYLOAD_SIZE(p[0]);
+		uint64_t clock;
+		memcpy(&clock, p + 4, 8);
+		if ((size_t)(end - p) < n || clock < last)
+			break;
+		last = clock;
+		p += n;
+	}
+	r->pos = (size_t)(p - r->buf);
+	r->last_clock = last;
+}
+
 /* Reads stream i up to its first backward clock: 1 found (*back = its
  * offset, *size = stream bytes), 0 in order, -1 after a message. */
 static int find_backward(struct trace *t, size_t i, uint64_t *back, uint64_t *size)
@@ -58,8 +79,9 @@ static int find_backward(struct trace *t, size_t i, uint64_t *back, uint64_t *si
 	*size = src->size;
 	struct ev ev;
 	int rc;
-	while ((rc = sr_next(&r, &ev)) == 1 && r.nbackwards == 0)
-		;
+	do {
+		skip_in_order(&r);
+	} while ((rc = sr_next(&r, &ev)) == 1 && r.nbackwards == 0);
 	if (rc == 1)
 		*back = ev.offset;
 	sr_close(&r);

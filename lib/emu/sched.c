@@ -226,7 +226,7 @@ static int update_chans(struct emu_cpu *cpu, struct emu_thread *threads)
 	struct emu_thread *act = cpu->nactive == 1 ? &threads[cpu->active_sum] : NULL;
 	cpu->th_running = run;
 	cpu->th_active = act;
-	if (!cpu->sys->is_virtual && cpu->nrunning > 1)
+	if (cpu->nrunning > 1 && !cpu->sys->is_virtual)
 		return failf("%s has %zu threads running at the same time",
 			     cpu_label(cpu), cpu->nrunning);
 	if (run) {

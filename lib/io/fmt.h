@@ -7,6 +7,7 @@
 #include <string.h>
 
 extern const char fmt_digits2[200];
+extern const char fmt_digits4[40000]; /* "0000" to "9999", no NULs */
 extern const char fmt_hex2[512];
 
 /* Writes v in decimal ending just before end, two digits at a time;

@@ -29,20 +29,18 @@ static void pool_free(struct task_pool *p)
 	for (size_t i = 0; i < p->nslabs; i++)
 		free(p->slabs[i]);
 	free(p->slabs);
-	free(p->free);
 	pool_init(p, p->size);
 }
 
 static void *pool_get(struct task_pool *p)
 {
-	if (p->nfree)
-		return p->free[--p->nfree];
+	if (p->free) {
+		void *item = p->free;
+		memcpy(&p->free, item, sizeof(void *));
+		p->nfree--;
+		return item;
+	}
 	if (!p->nslabs || p->slab_used == TASK_POOL_SLAB) {
-		/* Room first to give every item back without failing. */
-		void **f = realloc(p->free, (p->nslabs + 1) * TASK_POOL_SLAB * sizeof(*f));
-		if (!f)
-			return NULL;
-		p->free = f;
 		char **slabs = realloc(p->slabs, (p->nslabs + 1) * sizeof(*slabs));
 		if (!slabs)
 			return NULL;
@@ -58,7 +56,9 @@ static void *pool_get(struct task_pool *p)
 
 static void pool_put(struct task_pool *p, void *item)
 {
-	p->free[p->nfree++] = item;
+	memcpy(item, &p->free, sizeof(void *));
+	p->free = item;
+	p->nfree++;
 }
 
 /* ---- id set ---- */
@@ -120,37 +120,43 @@ int task_idset_add(struct task_idset *s, uint32_t id)
 
 /* ---- table and types ---- */
 
+struct task_parallel {
+	struct u32map bodies; /* live bodies by id */
+	struct task_idset used; /* every body id ever run */
+};
+
 void task_table_init(struct task_table *t)
 {
 	memset(t, 0, sizeof(*t));
-	u32map_init(&t->tasks);
+	u32map_init(&t->pages);
 	task_idset_init(&t->freed);
 	u32map_init(&t->types);
 	pool_init(&t->task_pool, sizeof(struct task));
 	pool_init(&t->body_pool, sizeof(struct body));
+	pool_init(&t->page_pool, sizeof(struct task_page));
 }
 
 /* What a parallel task owns besides its struct. */
 static void task_release(struct task *k)
 {
-	if (k->bodies) {
-		u32map_free(k->bodies);
-		free(k->bodies);
-		k->bodies = NULL;
-	}
-	if (k->used) {
-		task_idset_free(k->used);
-		free(k->used);
-		k->used = NULL;
+	if (k->par) {
+		u32map_free(&k->par->bodies);
+		task_idset_free(&k->par->used);
+		free(k->par);
+		k->par = NULL;
 	}
 }
 
 void task_table_free(struct task_table *t)
 {
-	for (size_t i = 0; t->tasks.slots && i <= t->tasks.mask; i++)
-		if (t->tasks.slots[i].val)
-			task_release(t->tasks.slots[i].val);
-	u32map_free(&t->tasks);
+	/* only parallel tasks own more: no walk over millions of others */
+	for (size_t i = 0; t->nparallel && t->pages.slots && i <= t->pages.mask; i++) {
+		struct task_page *pg = t->pages.slots[i].val;
+		for (size_t j = 0; pg && j < TASK_PAGE; j++)
+			if (pg->slot[j] && !(pg->slot[j] & 1))
+				task_release((struct task *)pg->slot[j]);
+	}
+	u32map_free(&t->pages);
 	task_idset_free(&t->freed);
 	for (size_t i = 0; i < t->ntypes; i++) {
 		free(t->type_order[i]->label);
@@ -160,6 +166,7 @@ void task_table_free(struct task_table *t)
 	u32map_free(&t->types);
 	pool_free(&t->task_pool);
 	pool_free(&t->body_pool);
+	pool_free(&t->page_pool);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -203,22 +210,129 @@ const struct task_type *task_type_find(const struct task_table *t, uint32_t id)
 
 /* ---- tasks ---- */
 
-struct task *task_find(const struct task_table *t, uint32_t id)
+static struct task_page_ref *recent_ref(struct task_table *t, uint32_t key)
 {
-	return u32map_get(&t->tasks, id);
+	return &t->recent[(key * 0x9e3779b9u) >> 28];
+}
+
+/* The page of id, or NULL; remembered among the recent ones. */
+static struct task_page *page_of(struct task_table *t, uint32_t id)
+{
+	uint32_t key = id >> TASK_PAGE_SHIFT;
+	struct task_page_ref *r = recent_ref(t, key);
+	if (r->page && r->key == key)
+		return r->page;
+	struct task_page *pg = u32map_get(&t->pages, key);
+	if (pg) {
+		r->key = key;
+		r->page = pg;
+	}
+	return pg;
+}
+
+/* The struct task of slot i of pg (task id), made from its idle form when
+ * needed; NULL when out of memory. */
+static struct task *task_of(struct task_table *t, struct task_page *pg, uint32_t id)
+{
+	size_t i = id & (TASK_PAGE - 1);
+	if (!(pg->slot[i] & 1))
+		return (struct task *)pg->slot[i];
+	struct task *k = pool_get(&t->task_pool);
+	if (!k)
+		return NULL;
+	memset(k, 0, sizeof(*k));
+	k->id = id;
+	k->flags = pg->idle[i] & ~TASK_IDLE_DEAD;
+	k->type = (const struct task_type *)(pg->slot[i] & ~(uintptr_t)1);
+	k->body.task = k;
+	k->body.id = 1;
+	k->body.state = (pg->idle[i] & TASK_IDLE_DEAD) ? BODY_DEAD : BODY_CREATED;
+	pg->slot[i] = (uintptr_t)k;
+	return k;
+}
+
+/* Back to the idle form: a normal task that ended and may run again. */
+static void task_idle(struct task_table *t, struct task *k)
+{
+	struct task_page *pg = page_of(t, k->id);
+	size_t i = k->id & (TASK_PAGE - 1);
+	pg->slot[i] = (uintptr_t)k->type | 1;
+	pg->idle[i] = (uint8_t)(k->flags | TASK_IDLE_DEAD);
+	pool_put(&t->task_pool, k);
+}
+
+/* The model's events look ids up: page_of remembers the page. */
+struct task *task_find(struct task_table *t, uint32_t id)
+{
+	struct task_page *pg = page_of(t, id);
+	if (!pg || !pg->slot[id & (TASK_PAGE - 1)])
+		return NULL;
+	return task_of(t, pg, id);
+}
+
+/* Files task id as slot value v: 1 if the id is taken, -1 when out of
+ * memory. */
+static int dir_add(struct task_table *t, uint32_t id, uintptr_t v, uint8_t idle)
+{
+	uint32_t key = id >> TASK_PAGE_SHIFT;
+	struct task_page *pg = page_of(t, id);
+	if (!pg) {
+		pg = pool_get(&t->page_pool);
+		if (!pg)
+			return -1;
+		memset(pg, 0, sizeof(*pg));
+		if (u32map_put(&t->pages, key, pg) != 0) {
+			pool_put(&t->page_pool, pg);
+			return -1;
+		}
+		struct task_page_ref *r = recent_ref(t, key);
+		r->key = key;
+		r->page = pg;
+	}
+	size_t i = id & (TASK_PAGE - 1);
+	if (pg->slot[i])
+		return 1;
+	pg->slot[i] = v;
+	pg->idle[i] = idle;
+	pg->n++;
+	t->ntasks++;
+	return 0;
+}
+
+/* Unfiles task id (present); its page goes when it was the last one. */
+static void dir_del(struct task_table *t, uint32_t id)
+{
+	struct task_page *pg = page_of(t, id);
+	pg->slot[id & (TASK_PAGE - 1)] = 0;
+	t->ntasks--;
+	if (--pg->n)
+		return;
+	u32map_del(&t->pages, id >> TASK_PAGE_SHIFT);
+	struct task_page_ref *r = recent_ref(t, id >> TASK_PAGE_SHIFT);
+	if (r->page == pg)
+		r->page = NULL;
+	pool_put(&t->page_pool, pg);
 }
 
 int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags)
 {
 	if (task_idset_has(&t->freed, id))
 		return failf("task %" PRIu32 " is created twice", id);
-	const struct task_type *ty = t->last_type;
+	const struct task_type **recent = &t->recent_types[type & 7];
+	const struct task_type *ty = *recent;
 	if (!ty || ty->id != type) {
 		ty = task_type_find(t, type);
 		if (!ty)
 			return failf("task %" PRIu32 " is created with type %" PRIu32
 				     ", which this process has not declared", id, type);
-		t->last_type = ty;
+		*recent = ty;
+	}
+	if (!(flags & TASK_PARALLEL)) {
+		/* idle until it runs: no struct task yet */
+		int r = dir_add(t, id, (uintptr_t)ty | 1, (uint8_t)flags);
+		if (r != 0)
+			return r > 0 ? failf("task %" PRIu32 " is created twice", id) : failf("out of memory");
+		return 0;
 	}
 	struct task *k = pool_get(&t->task_pool);
 	if (!k)
@@ -230,23 +344,20 @@ int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags
 	k->body.task = k;
 	k->body.id = 1;
 	k->body.state = BODY_CREATED;
-	int r = u32map_add(&t->tasks, id, k);
+	int r = dir_add(t, id, (uintptr_t)k, 0);
 	if (r != 0) {
 		pool_put(&t->task_pool, k);
 		return r > 0 ? failf("task %" PRIu32 " is created twice", id) : failf("out of memory");
 	}
-	if (!(flags & TASK_PARALLEL))
-		return 0;
-	k->bodies = calloc(1, sizeof(*k->bodies));
-	k->used = calloc(1, sizeof(*k->used));
-	if (!k->bodies || !k->used) {
-		u32map_del(&t->tasks, id);
-		task_release(k);
+	k->par = malloc(sizeof(*k->par));
+	if (!k->par) {
+		dir_del(t, id);
 		pool_put(&t->task_pool, k);
 		return failf("out of memory");
 	}
-	u32map_init(k->bodies);
-	task_idset_init(k->used);
+	u32map_init(&k->par->bodies);
+	task_idset_init(&k->par->used);
+	t->nparallel++;
 	return 0;
 }
 
@@ -268,11 +379,15 @@ const char *body_name(const struct body *b, char *buf, size_t size)
 }
 
 /* The task of an event; fails naming what was wrong with the id. */
-static struct task *find_live(const struct task_table *t, uint32_t id, const char *verb)
+static struct task *find_live(struct task_table *t, uint32_t id, const char *verb)
 {
-	struct task *k = task_find(t, id);
-	if (k)
+	struct task_page *pg = page_of(t, id);
+	if (pg && pg->slot[id & (TASK_PAGE - 1)]) {
+		struct task *k = task_of(t, pg, id);
+		if (!k)
+			failf("out of memory");
 		return k;
+	}
 	if (task_idset_has(&t->freed, id))
 		failf("cannot %s task %" PRIu32 ": it has already ended and cannot run again", verb, id);
 	else
@@ -343,10 +458,10 @@ static int check_execute(struct task_table *t, const struct task_stack *s, const
 
 static int execute_parallel(struct task_table *t, struct task_stack *s, struct task *k, uint32_t bodyid)
 {
-	struct body *b = u32map_get(k->bodies, bodyid);
+	struct body *b = u32map_get(&k->par->bodies, bodyid);
 	if (b)
 		return check_execute(t, s, b); /* always fails: a live body is running or paused */
-	if (task_idset_has(k->used, bodyid)) {
+	if (task_idset_has(&k->par->used, bodyid)) {
 		struct body dead = { .task = k, .id = bodyid, .state = BODY_DEAD };
 		return check_execute(t, s, &dead);
 	}
@@ -357,13 +472,13 @@ static int execute_parallel(struct task_table *t, struct task_stack *s, struct t
 	if (!b)
 		return failf("out of memory");
 	*b = fresh;
-	if (u32map_put(k->bodies, bodyid, b) != 0 || task_idset_add(k->used, bodyid) != 0) {
-		u32map_del(k->bodies, bodyid);
+	if (u32map_put(&k->par->bodies, bodyid, b) != 0 || task_idset_add(&k->par->used, bodyid) != 0) {
+		u32map_del(&k->par->bodies, bodyid);
 		pool_put(&t->body_pool, b);
 		return failf("out of memory");
 	}
 	if (stack_push(s, b) != 0) {
-		u32map_del(k->bodies, bodyid);
+		u32map_del(&k->par->bodies, bodyid);
 		pool_put(&t->body_pool, b);
 		return -1;
 	}
@@ -386,7 +501,7 @@ int task_execute(struct task_table *t, struct task_stack *s, uint32_t id, uint32
 
 /* The top body of the thread, which must be body bodyid of task id in
  * state want. */
-static struct body *top_body(const struct task_table *t, const struct task_stack *s, uint32_t id,
+static struct body *top_body(struct task_table *t, const struct task_stack *s, uint32_t id,
 			     uint32_t bodyid, int want, const char *verb)
 {
 	char n1[64];
@@ -447,16 +562,18 @@ int task_end(struct task_table *t, struct task_stack *s, uint32_t id, uint32_t b
 	s->n--;
 	b->state = BODY_DEAD;
 	if (k->flags & TASK_PARALLEL) {
-		u32map_del(k->bodies, b->id);
+		u32map_del(&k->par->bodies, b->id);
 		pool_put(&t->body_pool, b);
 		return 0;
 	}
-	if (k->flags & TASK_RESURRECT)
+	if (k->flags & TASK_RESURRECT) {
+		task_idle(t, k);
 		return 0;
+	}
 	/* It can never run again: keep only its id. */
 	if (task_idset_add(&t->freed, id) != 0)
 		return failf("out of memory");
-	u32map_del(&t->tasks, id);
+	dir_del(t, id);
 	pool_put(&t->task_pool, k);
 	return 0;
 }

@@ -8,7 +8,9 @@
  * Memory: only what can still be referenced is kept. A task that can never
  * run again is freed when its body ends (only its id is remembered, in a
  * bitmap, to refuse creating it twice); so are the bodies of parallel
- * tasks. Types stay until the end (their labels go to the .pcf).
+ * tasks. Types stay until the end (their labels go to the .pcf). A task
+ * that may run again (nosv normal tasks: no event says they are gone) is
+ * kept in its page of ids with its type alone (see task_page).
  *
  * Every operation returns 0, or -1 after failf() with the reason. The model
  * updates its channels from task_stack_top() afterwards. */
@@ -26,6 +28,7 @@ enum task_flag {
 	TASK_RESURRECT = 1u << 1, /* may run again after ending (nosv, openmp) */
 	TASK_PAUSE = 1u << 2, /* may pause (nanos6, nosv normal tasks) */
 	TASK_RELAX_NESTING = 1u << 3, /* may run over a Running body, with a warning (nanos6, openmp) */
+	TASK_IDLE_DEAD = 1u << 7, /* in task_page.idle only: the task has ended */
 };
 
 enum body_state { BODY_CREATED, BODY_RUNNING, BODY_PAUSED, BODY_DEAD };
@@ -46,13 +49,14 @@ struct body {
 	uint8_t state; /* enum body_state */
 };
 
+struct task_parallel;
+
 struct task {
 	uint32_t id;
 	uint32_t flags; /* enum task_flag */
 	const struct task_type *type;
 	struct body body; /* the body of a normal task */
-	struct u32map *bodies; /* parallel: live bodies by id */
-	struct task_idset *used; /* parallel: every body id ever run */
+	struct task_parallel *par; /* parallel: live bodies and body ids used */
 };
 
 /* A set of 32-bit ids as a sparse bitmap (512 ids per chunk). */
@@ -64,26 +68,52 @@ struct task_idset {
 	uint64_t *last;
 };
 
-/* Fixed-size items reused through a free list: no malloc per task. */
+/* Fixed-size items reused through a free list threaded through the free
+ * items themselves: no malloc per task, nothing to grow when freeing. */
 struct task_pool {
-	size_t size; /* of an item */
-	void **free; /* free items */
-	size_t nfree, free_cap;
+	size_t size; /* of an item, at least a pointer */
+	void *free; /* the last freed item; each free item points to the next */
+	size_t nfree;
 	char **slabs; /* every allocation, TASK_POOL_SLAB items each */
 	size_t nslabs, slab_used; /* items handed out from the last slab */
 };
 
+/* The tasks of TASK_PAGE consecutive ids (from a multiple of it): they share
+ * a page, so creating and running tasks in id order stays in cache (a
+ * hash spreading every id misses it on each task of a table of millions).
+ * A task that is not running nor paused has no struct task: its slot holds
+ * its type pointer | 1 and idle[] its flags and whether it ran (the 2 M
+ * ended nosv tasks that may run again cost 9 bytes each). */
+enum { TASK_PAGE_SHIFT = 5, TASK_PAGE = 1 << TASK_PAGE_SHIFT };
+struct task_page {
+	uintptr_t slot[TASK_PAGE]; /* 0: none; struct task *; or type | 1 */
+	uint8_t idle[TASK_PAGE]; /* for type | 1: flags | TASK_IDLE_DEAD */
+	uint32_t n; /* tasks in slot */
+};
+
+/* Recently used pages by a hash of their key: each thread goes through its
+ * own run of ids, so one last page would thrash between threads. */
+enum { TASK_PAGE_CACHE = 16 };
+struct task_page_ref {
+	uint32_t key;
+	struct task_page *page; /* NULL: empty entry */
+};
+
 /* The tasks and task types of one process (ids are per process). */
 struct task_table {
-	struct u32map tasks; /* id -> struct task *, tasks that may still run */
+	struct u32map pages; /* id >> TASK_PAGE_SHIFT -> struct task_page *, with a task */
+	size_t ntasks; /* that may still run */
+	size_t nparallel; /* parallel tasks created (they own more to free) */
+	struct task_page_ref recent[TASK_PAGE_CACHE];
 	struct task_idset freed; /* ids of tasks freed after ending */
 	struct u32map types; /* id -> struct task_type * */
-	const struct task_type *last_type; /* of the last creation */
+	const struct task_type *recent_types[8]; /* of recent creations, by id & 7 (one per worker) */
 	uint64_t nesting_warnings; /* relaxed nestings seen (warned up to TASK_NESTING_WARNINGS) */
 	struct task_type **type_order; /* in declaration order */
 	size_t ntypes, types_cap;
 	struct task_pool task_pool; /* struct task */
 	struct task_pool body_pool; /* struct body of parallel tasks */
+	struct task_pool page_pool; /* struct task_page */
 };
 
 /* The bodies one thread is running or has paused, innermost last. */
@@ -108,9 +138,9 @@ static inline const struct task_type *task_type_at(const struct task_table *t, s
 
 /* Creates task id of a declared type; an id already used fails. */
 int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags);
-/* A task that may still run, or NULL. */
-struct task *task_find(const struct task_table *t, uint32_t id);
-static inline size_t task_count(const struct task_table *t) { return u32map_count(&t->tasks); }
+/* A task that may still run, or NULL (NULL too when out of memory). */
+struct task *task_find(struct task_table *t, uint32_t id);
+static inline size_t task_count(const struct task_table *t) { return t->ntasks; }
 
 void task_stack_init(struct task_stack *s);
 void task_stack_free(struct task_stack *s);

@@ -53,7 +53,13 @@ static inline size_t put_i64(char *d, int64_t s)
 	}
 	size_t n = ndigits(v);
 	char *p = d + n;
-	while (v >= 100) {
+	while (v >= 10000) {
+		unsigned r = (unsigned)(v % 10000);
+		v /= 10000;
+		p -= 4;
+		memcpy(p, fmt_digits4 + 4 * r, 4);
+	}
+	if (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
 		p -= 2;
@@ -111,14 +117,12 @@ static struct {
 	char buf[24];
 } tcache = { 0, 0, 1, "0" };
 
-static __attribute__((noinline)) void tcache_set(int64_t t)
+static inline void tcache_set(int64_t t)
 {
 	/* events come close in time: often only the last 4 digits change */
 	uint64_t low = tcache.low + ((uint64_t)t - (uint64_t)tcache.time);
 	if (tcache.time >= 10000 && low < 10000) {
-		char *d = tcache.buf + tcache.len - 4;
-		memcpy(d, fmt_digits2 + 2 * (low / 100), 2);
-		memcpy(d + 2, fmt_digits2 + 2 * (low % 100), 2);
+		memcpy(tcache.buf + tcache.len - 4, fmt_digits4 + 4 * low, 4);
 	} else {
 		tcache.len = put_i64(tcache.buf, t);
 		low = t >= 10000 ? (uint64_t)(t % 10000) : 0;
@@ -174,10 +178,53 @@ static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w)
 	return 0;
 }
 
-/* Everything the fast path leaves out: repeated values, zeros, a new
- * time, a new value of two or more digits. */
-static __attribute__((noinline)) int emit_slow(struct chan *c, struct prv_sink *s)
+/* The last long value formatted by any sink: one change (a task id) is
+ * often written by several rows and types in a row. A pure function of
+ * value, like tcache. */
+static struct {
+	int64_t value;
+	size_t len;
+	char buf[24];
+} vcache = { 0, 1, "0" };
+
+/* A long value other than the last one of the sink: its tail first. */
+static __attribute__((noinline)) int put_new_tail(struct prv_sink *s, int64_t w)
 {
+	if (w != vcache.value) {
+		vcache.len = put_i64(vcache.buf, w);
+		vcache.value = w;
+	}
+	memcpy(s->tail + s->typelen, vcache.buf, sizeof(vcache.buf));
+	s->taillen = s->typelen + vcache.len;
+	s->tail[s->taillen++] = '\n';
+	s->tail_value = w;
+	return put_line(s->prv, s, w);
+}
+
+/* Once the time is formatted: the value (or null) as a line. A leaf but
+ * for tail calls. */
+static inline int emit_now(struct chan *c, struct prv_sink *s)
+{
+	struct value v = chan_read(c);
+	int64_t w = v.i + (v.kind == VALUE_INT64 ? s->add : 0); /* null holds 0 */
+	if (w == 0 && v.kind == s->zero_kind)
+		return fail_zero(c, s);
+	s->last = v;
+	if ((uint64_t)w >= 10 && w != s->tail_value)
+		return put_new_tail(s, w);
+	return put_line(s->prv, s, w);
+}
+
+/* The first line at a new time formats it for all. */
+static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv_sink *s)
+{
+	tcache_set(s->prv->time);
+	return emit_now(c, s);
+}
+
+static int emit(struct chan *c, void *arg)
+{
+	struct prv_sink *s = arg;
 	struct value v = chan_read(c);
 	if (value_eq(v, s->last) && !(s->flags & PRV_EMITDUP)) {
 		if (s->flags & PRV_SKIPDUP)
@@ -187,53 +234,11 @@ static __attribute__((noinline)) int emit_slow(struct chan *c, struct prv_sink *
 		if (value_is_null(v))
 			return 0;
 	}
-	int64_t w = v.i; /* null holds 0 */
-	if (v.kind == VALUE_INT64) {
-		w += s->add;
-		if (w == 0 && !(s->flags & PRV_ZERO))
-			return fail_zero(c, s);
-	}
-	s->last = v;
-	struct prv *p = s->prv;
-	if (p->time != tcache.time)
-		tcache_set(p->time);
-	if ((uint64_t)w >= 10 && w != s->tail_value) {
-		s->taillen = s->typelen + put_i64(s->tail + s->typelen, w);
-		s->tail[s->taillen++] = '\n';
-		s->tail_value = w;
-	}
-	return put_line(p, s, w);
-}
-
-static int emit(struct chan *c, void *arg);
-
-/* The first line at a new time formats it for all. */
-static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv_sink *s)
-{
-	tcache_set(s->prv->time);
-	return emit(c, s);
-}
-
-/* The hot path: a new value at the time formatted last, either one digit
- * or the sink's last value of more digits. A leaf but for tail calls. */
-static int emit(struct chan *c, void *arg)
-{
-	struct prv_sink *s = arg;
-	struct prv *p = s->prv;
-	struct value v = chan_read(c);
-	if (value_eq(v, s->last)) {
-		if (s->flags & PRV_SKIPDUP)
-			return 0;
-		return emit_slow(c, s);
-	}
-	if (p->time != tcache.time)
+	if (s->prv->time != tcache.time)
 		return emit_at_new_time(c, s);
-	int64_t w = v.i + (v.kind == VALUE_INT64 ? s->add : 0);
-	if ((w == 0 && v.kind == s->zero_kind) || ((uint64_t)w >= 10 && w != s->tail_value))
-		return emit_slow(c, s);
-	s->last = v;
-	return put_line(p, s, w);
+	return emit_now(c, s);
 }
+
 int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags)
 {
 	if (row >= p->nrows)

@@ -151,10 +151,83 @@ static void test_order(void)
 	bay_free(&bay);
 }
 
+/* Channels written before their dirty callbacks are hooked (a model's
+ * create, then connect) still run them in the first propagation, in the
+ * order the channels became dirty. */
+static void test_hook_after_write(void)
+{
+	struct bay bay;
+	struct chan a, b, xa, xb;
+	bay_init(&bay);
+	chan_init(&a, CHAN_SINGLE, "a");
+	chan_init(&b, CHAN_SINGLE, "b");
+	chan_init(&xa, CHAN_SINGLE, "xa");
+	chan_init(&xb, CHAN_SINGLE, "xb");
+	struct chan *all[] = { &a, &b, &xa, &xb };
+	for (int i = 0; i < 4; i++) {
+		bay_add(&bay, all[i]);
+		chan_on_emit(all[i], log_emit, NULL);
+	}
+	chan_on_dirty(&b, copy_plus_one, &xb);
+	chan_set(&a, value_int64(1));
+	chan_set(&b, value_int64(2));
+	chan_on_dirty(&a, copy_plus_one, &xa);
+	log_buf[0] = '\0';
+	CHECK_INT(bay_propagate(&bay), 0, "propagate");
+	CHECK_STR(log_buf, "a=1 b=2 xa=2 xb=3 ", "a callback hooked after the write runs, in queue order");
+	for (int i = 0; i < 4; i++)
+		chan_free(all[i]);
+	bay_free(&bay);
+}
+
+static int log_tag(struct chan *c, void *arg)
+{
+	(void)c;
+	strcat(log_buf, arg);
+	return 0;
+}
+
+static int fail_cb(struct chan *c, void *arg)
+{
+	(void)arg;
+	return failf("channel %s: refused", c->name);
+}
+
+/* Several callbacks on one channel run in the order hooked; a failing one
+ * stops the rest. */
+static void test_many_callbacks(void)
+{
+	struct bay bay;
+	struct chan a;
+	bay_init(&bay);
+	chan_init(&a, CHAN_SINGLE, "a");
+	bay_add(&bay, &a);
+	chan_on_dirty(&a, log_tag, "d1 ");
+	chan_on_dirty(&a, log_tag, "d2 ");
+	chan_on_emit(&a, log_tag, "e1 ");
+	chan_on_emit(&a, log_tag, "e2 ");
+	chan_on_emit(&a, log_tag, "e3 ");
+	log_buf[0] = '\0';
+	chan_set(&a, value_int64(1));
+	CHECK_INT(bay_propagate(&bay), 0, "propagate");
+	CHECK_STR(log_buf, "d1 d2 e1 e2 e3 ", "dirty then emit callbacks, each in the order hooked");
+	chan_on_emit(&a, fail_cb, NULL);
+	chan_on_emit(&a, log_tag, "e5 ");
+	log_buf[0] = '\0';
+	chan_set(&a, value_int64(2));
+	fail_clear();
+	CHECK_INT(bay_propagate(&bay), -1, "a failing emit callback fails the propagation");
+	CHECK_STR(log_buf, "d1 d2 e1 e2 e3 ", "the callbacks after the failing one do not run");
+	chan_free(&a);
+	bay_free(&bay);
+}
+
 int main(void)
 {
 	test_single();
 	test_stack();
 	test_order();
+	test_hook_after_write();
+	test_many_callbacks();
 	return t_done();
 }

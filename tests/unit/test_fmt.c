@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "io/fmt.h"
@@ -35,6 +36,14 @@ int main(void)
 		check_i64(s[i]);
 
 	char buf[32];
+	static const int d4[] = { 0, 7, 42, 100, 1234, 9999 };
+	for (size_t i = 0; i < sizeof(d4) / sizeof(d4[0]); i++) {
+		char want[8];
+		snprintf(want, sizeof(want), "%04d", d4[i]);
+		memcpy(buf, fmt_digits4 + 4 * d4[i], 4);
+		buf[4] = '\0';
+		CHECK_STR(buf, want, "fmt_digits4[%d]", d4[i]);
+	}
 	buf[fmt_u64_pad(buf, 42, 10, ' ')] = '\0';
 	CHECK_STR(buf, "        42", "right-aligned in 10");
 	buf[fmt_u64_pad(buf, 12345678901ULL, 10, ' ')] = '\0';

@@ -120,6 +120,47 @@ static void test_prv(void)
 		  "header as the reference writes it");
 }
 
+/* Times and values through the cached digits: the last four digits of the
+ * time change alone, a carry past them, going back to a small time (a second
+ * trace in the same process), values alternating between long ones. */
+static void test_prv_digits(void)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/d.prv", tmpdir);
+	struct prv p;
+	struct bay bay;
+	struct chan a, b;
+	bay_init(&bay);
+	CHECK_INT(prv_open(&p, path, 2), 0, "prv_open");
+	chan_init(&a, CHAN_SINGLE, "a");
+	chan_init(&b, CHAN_SINGLE, "b");
+	bay_add(&bay, &a);
+	bay_add(&bay, &b);
+	prv_register(&p, 0, 1, &a, PRV_ZERO);
+	prv_register(&p, 1, 22, &b, PRV_NEXT);
+	static const int64_t times[] = { 7, 9999, 10000, 10001, 19999, 20000, 123456789999,
+					 123456790000, 123456790050, 5, 99999999, 100000000 };
+	static const int64_t values[] = { 12345, 0, 987654321, 12345, 7, 10, 9, 10, 0, -3, 12345, 12346 };
+	char want[2048] = "#Paraver (19/01/38 at 03:14):00000000000100000000_ns:0:1:1(2:1)\n";
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		prv_advance(&p, times[i]);
+		chan_set(&a, value_int64(values[i]));
+		chan_set(&b, value_int64(values[i] * 1000 + 1));
+		CHECK_INT(bay_propagate(&bay), 0, "step %zu", i);
+		size_t n = strlen(want);
+		snprintf(want + n, sizeof(want) - n, "2:0:1:1:1:%lld:1:%lld\n2:0:1:1:2:%lld:22:%lld\n",
+			 (long long)times[i], (long long)values[i], (long long)times[i],
+			 (long long)(values[i] * 1000 + 2));
+	}
+	CHECK_INT(prv_close(&p, 100000000), 0, "prv_close");
+	char *got = slurp(path, NULL);
+	CHECK_STR(got ? got : "", want, "times and values written through the caches");
+	free(got);
+	chan_free(&a);
+	chan_free(&b);
+	bay_free(&bay);
+}
+
 /* Builds the thread.pcf and thread.row of the golden case ovni/mp-simple. */
 static void test_pcf_row(void)
 {
@@ -226,6 +267,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	test_prv();
+	test_prv_digits();
 	test_pcf_row();
 	test_pvt_cfg();
 	char cmd[128];

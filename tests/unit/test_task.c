@@ -294,6 +294,42 @@ static void test_reuse(void)
 	task_table_free(&t);
 }
 
+/* Tasks that may run again stay, but only running ones have a struct;
+ * the pages of freed ids go back, sparse ids included. */
+static void test_idle_tasks(void)
+{
+	enum { N = 20000 };
+	struct task_table t;
+	struct task_stack s;
+	task_table_init(&t);
+	task_stack_init(&s);
+	task_type_declare(&t, 1, "t", 1);
+	int bad = 0;
+	for (uint32_t i = 0; i < N; i++) {
+		bad += task_create(&t, i * 7, 1, TASK_PAUSE | TASK_RESURRECT) != 0;
+		bad += task_execute(&t, &s, i * 7, 0) != 0 || task_end(&t, &s, i * 7, 0) != 0;
+	}
+	for (uint32_t i = 0; i < N; i += 97)
+		bad += task_execute(&t, &s, i * 7, 0) != 0 || task_end(&t, &s, i * 7, 0) != 0;
+	CHECK_INT(bad, 0, "%d resurrectable tasks run, some twice", N);
+	CHECK_INT(task_count(&t), N, "all kept");
+	CHECK_INT(t.task_pool.nslabs, 1, "one struct at a time: a single slab");
+	struct task *k = task_find(&t, 7 * 97);
+	CHECK(k && k->body.state == BODY_DEAD && k->type->id == 1, "an ended task is found dead, with its type");
+	size_t slabs = t.page_pool.nslabs;
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t id = 0x80000000u + i * 1000;
+		bad += task_create(&t, id, 1, TASK_PAUSE) != 0;
+		bad += task_execute(&t, &s, id, 0) != 0 || task_end(&t, &s, id, 0) != 0;
+	}
+	CHECK_INT(bad, 0, "%d tasks with sparse ids", N);
+	CHECK_INT(task_count(&t), N, "the sparse ones are freed");
+	CHECK(t.page_pool.nslabs == slabs && t.page_pool.nfree == 1,
+	      "each sparse id's page goes back and is reused (%zu slabs, %zu free)", t.page_pool.nslabs,
+	      t.page_pool.nfree);
+	task_stack_free(&s);
+	task_table_free(&t);
+}
 
 /* A plain model of the rules, to check task.c on random operations. */
 enum { M_TASKS = 24, M_BODIES = 6, M_THREADS = 3, M_DEPTH = 64 };
@@ -464,6 +500,7 @@ int main(void)
 	test_nanos6_like();
 	test_nosv_like();
 	test_reuse();
+	test_idle_tasks();
 	test_random();
 	return t_done();
 }
