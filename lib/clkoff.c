@@ -253,31 +253,12 @@ int clkoff_format(FILE *f, const struct clkoff_entry *e, size_t n)
 	return ferror(f) ? -1 : 0;
 }
 
-/* mkdir -p of the directories above path. */
-static int make_parents(const char *path)
-{
-	char *p = strdup(path);
-	if (!p)
-		return -1;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			msg_err("%s: cannot create directory %s: %s", path, p, strerror(errno));
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	free(p);
-	return 0;
-}
-
 int clkoff_write(const char *path, const struct clkoff_entry *e, size_t n)
 {
-	if (make_parents(path) < 0)
+	if (file_mkdirs(path, 1) != 0) {
+		msg_err("%s: cannot create its directory: %s", path, strerror(errno));
 		return -1;
+	}
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		msg_err("%s: cannot create: %s", path, strerror(errno));

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,4 +65,31 @@ int file_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int file_mkdirs(const char *path, int parents_only)
+{
+	char p[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(p, path, n + 1);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (parents_only || mkdir(p, 0755) == 0)
+		return 0;
+	struct stat st;
+	int err = errno;
+	if (err == EEXIST && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	errno = err == EEXIST ? ENOTDIR : err;
+	return -1;
 }

@@ -15,4 +15,8 @@ int file_read_all(const char *path, char **buf, size_t *cap, size_t *len);
  * errno (EIO when write makes no progress). */
 int file_write_all(int fd, const void *p, size_t n);
 
+/* mkdir -p: PATH and the directories above it (mode 0755); with
+ * parents_only, only those above it. 0, or -1 with errno. */
+int file_mkdirs(const char *path, int parents_only);
+
 #endif
