@@ -93,8 +93,7 @@ static int on_input(struct chan *c, void *arg)
 	const struct chan_fan *f = c->fan;
 	struct value v = chan_read(c);
 	for (size_t i = 0; i < f->n; i++)
-		if (chan_set(f->out[i], v) != 0)
-			return -1;
+		chan_set_any(f->out[i], v);
 	return 0;
 }
 
@@ -102,6 +101,8 @@ int mux_init(struct mux *m, struct chan *select, struct chan *output,
 	     mux_select_fn fn, size_t ninputs)
 {
 	memset(m, 0, sizeof(*m));
+	if (output->kind != CHAN_SINGLE || (output->flags & CHAN_IGNORE_DUP))
+		return failf("mux of %s: the output must be a single channel that takes duplicates", output->name);
 	m->select = select;
 	m->output = output;
 	m->fn = fn ? fn : mux_select_index;

@@ -82,7 +82,7 @@ int nosv_type_event(struct nosv *v, struct emu *e)
 
 /* A channel shows the running body's value or null; null over null is
  * not a change. */
-static int show(struct chan *c, int running, int64_t value)
+static inline __attribute__((always_inline)) int show(struct chan *c, int running, int64_t value)
 {
 	if (!running) {
 		if (value_is_null(chan_read(c)))
