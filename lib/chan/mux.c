@@ -92,8 +92,30 @@ static int on_input(struct chan *c, void *arg)
 	(void)arg;
 	const struct chan_fan *f = c->fan;
 	struct value v = chan_read(c);
-	for (size_t i = 0; i < f->n; i++)
-		chan_set_any(f->out[i], v);
+	/* c is being propagated, so c->queue is its bay's: the outputs of
+	 * that bay are queued with the counts kept in registers (chan_set_any) */
+	struct chan_queue *q = c->queue;
+	size_t n = q->n, nd = q->nd;
+	for (size_t i = 0; i < f->n; i++) {
+		struct chan *o = f->out[i];
+		o->cur = v;
+		if (o->dirty)
+			continue;
+		o->dirty = 1;
+		if (o->queue != q) { /* another bay or none: the general way */
+			q->n = n;
+			q->nd = nd;
+			chan_enqueue(o);
+			n = q->n;
+			nd = q->nd;
+			continue;
+		}
+		q->v[n++] = o;
+		if (o->on_dirty.fn)
+			q->d[nd++] = o;
+	}
+	q->n = n;
+	q->nd = nd;
 	return 0;
 }
 
