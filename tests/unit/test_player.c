@@ -216,6 +216,99 @@ static void test_random(void)
 	free_set(&s);
 }
 
+/* The reference's heap, on plain arrays: 1-based (clock, stream). */
+struct ref_heap {
+	long long c[MAXS + 1];
+	int s[MAXS + 1];
+	int size;
+};
+
+static void ref_push(struct ref_heap *h, long long c, int st)
+{
+	int k = ++h->size;
+	for (; k > 1 && c < h->c[k / 2]; k /= 2) {
+		h->c[k] = h->c[k / 2];
+		h->s[k] = h->s[k / 2];
+	}
+	h->c[k] = c;
+	h->s[k] = st;
+}
+
+static int ref_pop(struct ref_heap *h)
+{
+	int top = h->s[1], n = --h->size, k = 1;
+	long long lc = h->c[n + 1];
+	int ls = h->s[n + 1];
+	for (;;) {
+		int m = 2 * k;
+		if (m > n)
+			break;
+		m += m < n && h->c[m + 1] < h->c[m];
+		if (!(h->c[m] < lc))
+			break;
+		h->c[k] = h->c[m];
+		h->s[k] = h->s[m];
+		k = m;
+	}
+	h->c[k] = lc;
+	h->s[k] = ls;
+	return top;
+}
+
+/* Tie-heavy streams, with runs where one stream stays below the rest: the
+ * order must be the reference heap's step for step (push the previous
+ * stream, then pop), although the player skips push + pop when they would
+ * leave the heap unchanged. */
+static void test_heap_order(void)
+{
+	int bad = 0;
+	srand(7);
+	for (int trial = 0; trial < 400; trial++) {
+		struct set s = { 0 };
+		long long clocks[MAXS][60];
+		int ns = 1 + trial % MAXS;
+		struct ref_heap h = { .size = 0 };
+		int next[MAXS];
+		for (int i = 0; i < ns; i++) {
+			long long c = rand() % 3;
+			int n = rand() % 60;
+			for (int k = 0; k < n; k++) {
+				clocks[i][k] = c;
+				c += (rand() % 4 == 0) ? rand() % 6 : rand() % 2;
+			}
+			clocks[i][n] = -1;
+			add_stream(&s, clocks[i]);
+			if (n > 0)
+				ref_push(&h, clocks[i][0], i);
+			next[i] = n > 0;
+		}
+		open_set(&s, 0);
+		struct player p;
+		struct player_ev pe;
+		int ok = player_init(&p, s.r, s.n, NULL, 0) == 0, prev = -1;
+		for (;;) {
+			if (prev >= 0 && clocks[prev][next[prev]] >= 0) {
+				ref_push(&h, clocks[prev][next[prev]], prev);
+				next[prev]++;
+			}
+			int r = ok ? player_next(&p, &pe) : -1;
+			if (h.size == 0) {
+				ok &= r == 0;
+				break;
+			}
+			prev = ref_pop(&h);
+			if (r != 1 || (int)pe.stream != prev || pe.ev.mcv[2] != '0' + next[prev] - 1) {
+				ok = 0;
+				break;
+			}
+		}
+		bad += !ok;
+		player_free(&p);
+		free_set(&s);
+	}
+	CHECK_INT(bad, 0, "tie-heavy random sets: same order as the reference heap");
+}
+
 int main(void)
 {
 	msg_set_prog("test");
@@ -224,5 +317,6 @@ int main(void)
 	test_backwards();
 	test_edges();
 	test_random();
+	test_heap_order();
 	return t_done();
 }
