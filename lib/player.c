@@ -26,23 +26,6 @@ static inline void heap_push(struct player *p, int64_t sclock, size_t s)
 	h[k].stream = s;
 }
 
-/* Puts node at slot k (a hole) or below: it sinks while the smaller child
- * (left on ties) is strictly smaller, so equal keys never move. */
-static inline void heap_sift_down(struct player_node *h, size_t n, size_t k, struct player_node node)
-{
-	for (;;) {
-		size_t m = 2 * k;
-		if (m > n)
-			break;
-		m += m < n && h[m + 1].sclock < h[m].sclock;
-		if (!(h[m].sclock < node.sclock))
-			break;
-		h[k] = h[m];
-		k = m;
-	}
-	h[k] = node;
-}
-
 /* Take the root, move the last node there and sift it down: it swaps with
  * the left child if strictly smaller, or with the right child if strictly
  * smaller than both. Equal keys never move. Written as "the smaller child
@@ -52,57 +35,20 @@ static inline struct player_node heap_pop(struct player *p)
 	struct player_node *h = p->heap;
 	struct player_node top = h[1];
 	struct player_node last = h[p->size--];
-	if (p->size > 0)
-		heap_sift_down(h, p->size, 1, last);
+	size_t n = p->size, k = 1;
+	for (;;) {
+		size_t m = 2 * k;
+		if (m > n)
+			break;
+		m += m < n && h[m + 1].sclock < h[m].sclock;
+		if (!(h[m].sclock < last.sclock))
+			break;
+		h[k] = h[m];
+		k = m;
+	}
+	if (n > 0)
+		h[k] = last;
 	return top;
-}
-
-/* Whether pushing a stream whose clock is strictly below the top and popping
- * it again leaves the heap as it was. Push bubbles it up to the root, moving
- * the path root..P (P = parent of slot size+1) down one level; pop then
- * sifts P's node down from the root. That retraces the path (restoring it)
- * iff every path node is strictly below P's node and, where the path turns
- * right, the node moved into the right child is strictly below its left
- * sibling (the sift takes the left child on ties). Otherwise equal clocks
- * get rotated, which the slow path does for real. */
-static int heap_push_pop_is_identity(const struct player *p)
-{
-	const struct player_node *h = p->heap;
-	size_t q = (p->size + 1) / 2;
-	if (q <= 1)
-		return 1;
-	if (!(h[q / 2].sclock < h[q].sclock))
-		return 0;
-	for (; q > 1; q /= 2)
-		if ((q & 1) && !(h[q / 2].sclock < h[q - 1].sclock))
-			return 0;
-	return 1;
-}
-
-/* heap_push + heap_pop, as the reference does them, in fewer steps where
- * the outcome is known: 1 with *out set, or 0 when the caller must pop
- * (after the push done here). */
-static inline int heap_push_pop(struct player *p, int64_t sclock, size_t s, struct player_node *out)
-{
-	struct player_node *h = p->heap;
-	size_t n = p->size;
-	if (n == 0 || (sclock < h[1].sclock && (p->identity >= 0 ? p->identity : (p->identity = heap_push_pop_is_identity(p))))) {
-		/* it would bubble up to the root and be popped again, the
-		 * heap left as it was */
-		out->sclock = sclock;
-		out->stream = s;
-		return 1;
-	}
-	if (!(sclock < h[(n + 1) / 2].sclock)) {
-		/* it stays in slot n+1, so the pop moves it to the root:
-		 * replace the top and sift down once */
-		*out = h[1];
-		heap_sift_down(h, n, 1, (struct player_node){ .sclock = sclock, .stream = s });
-		p->identity = -1;
-		return 1;
-	}
-	heap_push(p, sclock, s);
-	return 0;
 }
 
 int player_init(struct player *p, struct stream_reader *readers, size_t n, const int64_t *offsets, unsigned flags)
@@ -113,7 +59,6 @@ int player_init(struct player *p, struct stream_reader *readers, size_t n, const
 	p->offsets = offsets;
 	p->flags = flags;
 	p->pending = -1;
-	p->identity = -1;
 	p->cur = calloc(n ? n : 1, sizeof(*p->cur));
 	p->heap = calloc(n + 1, sizeof(*p->heap));
 	if (!p->cur || !p->heap) {
@@ -158,24 +103,18 @@ static int backwards(struct player *p, const struct player_node *node)
 
 int player_next(struct player *p, struct player_ev *out)
 {
-	struct player_node node;
 	if (p->pending >= 0) {
 		size_t s = (size_t)p->pending;
 		p->pending = -1;
 		int r = sr_next(&p->readers[s], &p->cur[s]);
 		if (r < 0)
 			return -1;
-		if (r > 0) {
-			int64_t sclock = sclock_of(p, s);
-			if (heap_push_pop(p, sclock, s, &node))
-				goto play;
-		}
+		if (r > 0)
+			heap_push(p, sclock_of(p, s), s);
 	}
 	if (p->size == 0)
 		return 0;
-	node = heap_pop(p);
-	p->identity = -1;
-play:
+	struct player_node node = heap_pop(p);
 	if (!p->started) {
 		p->started = 1;
 		p->first_sclock = node.sclock;

@@ -32,7 +32,6 @@ struct player {
 	struct player_node *heap; /* 1-based: heap[1..size] */
 	size_t size;
 	long long pending; /* stream to advance and re-insert at the next step, -1 if none */
-	int identity; /* heap_push_pop_is_identity() of the current heap, -1 if not known */
 	int started;
 	int64_t first_sclock;
 	int64_t last_sclock;

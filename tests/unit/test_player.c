@@ -257,8 +257,8 @@ static int ref_pop(struct ref_heap *h)
 
 /* Tie-heavy streams, with runs where one stream stays below the rest: the
  * order must be the reference heap's step for step (push the previous
- * stream, then pop), although the player skips push + pop when they would
- * leave the heap unchanged. */
+ * stream, then pop). Guards shortcuts: "still below the top, play it
+ * again" without the push + pop rotates equal clocks and fails here. */
 static void test_heap_order(void)
 {
 	int bad = 0;
