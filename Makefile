@@ -2,6 +2,7 @@
 #   make                  ./ovni, statically linked against musl and zstd
 #   make check            every test; ends with "N passed, N failed"
 #   make check SANITIZE=1 the same suite, ASan+UBSan build (glibc toolchain)
+#   make valgrind         the tools under valgrind (VALGRIND=1 build, glibc, -O1)
 #   make bench            the benchmarks
 #   make warnings         -Wall -Wextra -Werror with gcc and clang
 #   make install PREFIX=DIR [DESTDIR=DIR]
@@ -9,6 +10,7 @@
 VERSION := 0.1.0
 PREFIX ?= /usr/local
 SANITIZE ?=
+VALGRIND ?=
 ZSTD_SRC ?= $(firstword $(wildcard .deps/zstd-*))
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
@@ -17,6 +19,12 @@ ifeq ($(SANITIZE),1)
 CC := gcc
 B := build/asan
 OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+LDMODE :=
+BIN := $(B)/ovni
+else ifeq ($(VALGRIND),1)
+CC := gcc
+B := build/vg
+OPT := -O1 -g
 LDMODE :=
 BIN := $(B)/ovni
 else
@@ -53,7 +61,7 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 
 -include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all check bench install warnings clean zstd-check FORCE
+.PHONY: all check bench valgrind install warnings clean zstd-check FORCE
 all: $(BIN)
 
 zstd-check:
@@ -106,6 +114,11 @@ check: $(BIN) $(TEST_BIN) $(TOOL_BIN) $(CHECK_DEPS)
 
 bench: $(BIN) $(TOOL_BIN) $(CHECK_DEPS)
 	@$(TEST_ENV) sh tests/bench/run.sh
+
+# Slow (minutes): its own dynamic glibc build, since valgrind cannot run ASan.
+valgrind:
+	@$(MAKE) --no-print-directory VALGRIND=1 build/vg/ovni build/vg/rt/libovni.so
+	@OVNI=$(abspath build/vg/ovni) BUILD=$(abspath build/vg) sh tests/valgrind.sh
 
 # Both compilers, full warnings, syntax only: catches what the other one misses.
 warnings:

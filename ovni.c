@@ -1,5 +1,6 @@
 /* ovni: one binary, many tools. Dispatches `ovni SUBCOMMAND` and the old tool
  * names (ovnidump, ovniemu, ...) reached through symlinks. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,20 @@ static const struct { const char *alias, *cmd; } aliases[] = {
 void cmd_print_usage(const struct command *c, FILE *f)
 {
 	fputs(c->usage, f);
+}
+
+int cmd_help_only(const struct command *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	optind = 1;
+	int opt = getopt_long(argc, argv, "h", longopts, NULL);
+	if (opt == -1)
+		return -1;
+	cmd_print_usage(c, opt == 'h' ? stdout : stderr);
+	return opt == 'h' ? 0 : 1;
 }
 
 static const struct command *find(const char *name)

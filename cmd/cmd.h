@@ -14,6 +14,10 @@ struct command {
 /* Prints c->usage to f. */
 void cmd_print_usage(const struct command *c, FILE *f);
 
+/* Options of a subcommand whose only option is -h/--help: -1 to go on with
+ * the arguments from optind, else the exit status to return. */
+int cmd_help_only(const struct command *c, int argc, char **argv);
+
 /* Every subcommand; the dispatcher's table in ovni.c lists them in order. */
 extern const struct command cmd_dump, cmd_top, cmd_events, cmd_emu, cmd_sort,
 	cmd_sync, cmd_record, cmd_pack, cmd_unpack, cmd_lib;

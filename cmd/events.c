@@ -1,5 +1,5 @@
 /* ovni events: the catalogue of every event the models declare, in Markdown. */
-#include <getopt.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,20 +37,9 @@ static void list_models(char *dst, size_t cap)
 
 static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			cmd_print_usage(&cmd_events, stdout);
-			return 0;
-		}
-		cmd_print_usage(&cmd_events, stderr);
-		return 1;
-	}
+	int done = cmd_help_only(&cmd_events, argc, argv);
+	if (done >= 0)
+		return done;
 	if (argc - optind > 1) {
 		msg_err("expected at most one model; `ovni events --help` explains");
 		return 1;

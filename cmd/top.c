@@ -1,5 +1,5 @@
 /* ovni top: how many events of each MCV a trace holds. */
-#include <getopt.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include "cmd/cmd.h"
@@ -62,20 +62,9 @@ static int count_all(struct counter *c)
 
 static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			cmd_print_usage(&cmd_top, stdout);
-			return 0;
-		}
-		cmd_print_usage(&cmd_top, stderr);
-		return 1;
-	}
+	int done = cmd_help_only(&cmd_top, argc, argv);
+	if (done >= 0)
+		return done;
 	if (optind != argc - 1) {
 		msg_err("expected one trace or stream directory; `ovni top --help` explains");
 		return 1;

@@ -1,13 +1,12 @@
 #include "clkoff.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "io/file.h"
 #include "io/msg.h"
 
 struct row {
@@ -166,49 +165,19 @@ static int parse(struct table *t, const char *text, size_t len)
 
 static char *read_file(const char *path, size_t *len, int required, int *absent)
 {
+	char *s = NULL;
+	size_t cap = 0;
+	int r = file_read_all(path, &s, &cap, len);
+	int e = errno;
 	*absent = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (!required && errno == ENOENT) {
-			*absent = 1;
-			return NULL;
-		}
-		msg_err("%s: cannot open clock offsets: %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 4096, n = 0;
-	char *s = malloc(cap);
-	for (;;) {
-		if (!s) {
-			msg_err("%s: out of memory", path);
-			break;
-		}
-		if (n == cap) {
-			char *g = realloc(s, cap * 2);
-			if (!g) {
-				free(s);
-				s = NULL;
-				continue;
-			}
-			s = g;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, s + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			msg_err("%s: cannot read clock offsets: %s", path, strerror(errno));
-			free(s);
-			s = NULL;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*len = n;
-	return s;
+	if (r == 0)
+		return s;
+	free(s);
+	if (r == FILE_CANNOT_OPEN && !required && e == ENOENT)
+		*absent = 1;
+	else
+		msg_err("%s: cannot %s clock offsets: %s", path, r == FILE_CANNOT_OPEN ? "open" : "read", strerror(e));
+	return NULL;
 }
 
 static void free_table(struct table *t)
@@ -284,31 +253,12 @@ int clkoff_format(FILE *f, const struct clkoff_entry *e, size_t n)
 	return ferror(f) ? -1 : 0;
 }
 
-/* mkdir -p of the directories above path. */
-static int make_parents(const char *path)
-{
-	char *p = strdup(path);
-	if (!p)
-		return -1;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			msg_err("%s: cannot create directory %s: %s", path, p, strerror(errno));
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	free(p);
-	return 0;
-}
-
 int clkoff_write(const char *path, const struct clkoff_entry *e, size_t n)
 {
-	if (make_parents(path) < 0)
+	if (file_mkdirs(path, 1) != 0) {
+		msg_err("%s: cannot create its directory: %s", path, strerror(errno));
 		return -1;
+	}
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		msg_err("%s: cannot create: %s", path, strerror(errno));

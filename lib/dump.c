@@ -71,18 +71,7 @@ static size_t clock10_full(char *d, int64_t clock)
 	unsigned n = ndigits(v);
 	memset(d, ' ', 10);
 	char *end = d + (n > 10 ? n : 10);
-	char *p = end;
-	while (v >= 100) {
-		p -= 2;
-		memcpy(p, fmt_digits2 + 2 * (v % 100), 2);
-		v /= 100;
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, fmt_digits2 + 2 * v, 2);
-	} else {
-		p[-1] = (char)('0' + v);
-	}
+	fmt_u64_back(end, v);
 	return (size_t)(end - d);
 }
 

@@ -471,18 +471,7 @@ static size_t put_u64(char *d, uint64_t v)
 	size_t n = 1;
 	while (n < 20 && v >= pow10[n])
 		n++;
-	char *p = d + n;
-	while (v >= 100) {
-		p -= 2;
-		memcpy(p, fmt_digits2 + 2 * (v % 100), 2);
-		v /= 100;
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, fmt_digits2 + 2 * v, 2);
-	} else {
-		p[-1] = (char)('0' + v);
-	}
+	fmt_u64_back(d + n, v);
 	return n;
 }
 

@@ -8,17 +8,15 @@
 #define _POSIX_C_SOURCE 200809L /* the shim may build this file without our flags */
 #endif
 #include "json.h"
+#include "io/file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define JSON_MAX_DEPTH 512
 
@@ -846,53 +844,6 @@ struct json *json_parse(const char *text, size_t len, char *err, size_t errlen)
 	return root;
 }
 
-/* Reads a whole file; NULL with err filled (errno-based text). */
-static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	struct stat st;
-	size_t cap = 4096;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size + 1;
-	char *s = malloc(cap);
-	size_t n = 0;
-	for (;;) {
-		if (!s) {
-			snprintf(err, errlen, "%s: out of memory", path);
-			break;
-		}
-		if (n == cap) {
-			char *t = cap > SIZE_MAX / 2 ? NULL : realloc(s, cap * 2);
-			if (!t) {
-				free(s);
-				s = NULL;
-				continue;
-			}
-			s = t;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, s + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-			free(s);
-			s = NULL;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*len = n;
-	return s;
-}
-
 struct json *json_parse_file(const char *path, char *err, size_t errlen)
 {
 	char dummy[1];
@@ -901,10 +852,14 @@ struct json *json_parse_file(const char *path, char *err, size_t errlen)
 		errlen = sizeof(dummy);
 	}
 	err[0] = '\0';
-	size_t len;
-	char *text = read_all(path, &len, err, errlen);
-	if (!text)
+	char *text = NULL;
+	size_t cap = 0, len;
+	int r = file_read_all(path, &text, &cap, &len);
+	if (r != 0) {
+		snprintf(err, errlen, "%s: cannot %s: %s", path, r == FILE_CANNOT_OPEN ? "open" : "read", strerror(errno));
+		free(text);
 		return NULL;
+	}
 	char perr[256];
 	struct json *v = json_parse(text, len, perr, sizeof(perr));
 	free(text);

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include "stream.h"
@@ -134,5 +135,18 @@ struct pack_write_opts {
 };
 /* Packs every file, directory and link under dir into out (created). */
 int pack_write(const char *dir, const char *out, const struct pack_write_opts *o);
+
+/* *b grown to at least n bytes (*cap its size): 0, or -1 out of memory. */
+static inline int pack_grow(uint8_t **b, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return 0;
+	uint8_t *g = realloc(*b, n);
+	if (!g)
+		return -1;
+	*b = g;
+	*cap = n;
+	return 0;
+}
 
 #endif

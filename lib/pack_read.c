@@ -253,18 +253,6 @@ struct block_reader {
 	size_t raw_cap, raw_len;
 };
 
-static int grow(uint8_t **b, size_t *cap, size_t n)
-{
-	if (n <= *cap)
-		return 0;
-	uint8_t *g = realloc(*b, n);
-	if (!g)
-		return -1;
-	*b = g;
-	*cap = n;
-	return 0;
-}
-
 __attribute__((format(printf, 3, 4)))
 static int block_err(struct block_reader *br, uint64_t at, const char *fmt, ...)
 {
@@ -295,8 +283,8 @@ static int block_next(struct block_reader *br)
 	    at + PACK_BLOCK_HEADER_SIZE + stored > br->p->index_offset)
 		return block_err(br, at, "impossible block header");
 	struct pack_scratch *s = br->p->scratch;
-	if (grow(&s->stored, &s->stored_cap, stored ? stored : 1) < 0 || grow(&br->raw, &br->raw_cap, raw) < 0 ||
-	    (h[8] == PACK_CODEC_EVENTS && grow(&s->cols, &s->cols_cap, pack_cols_bound(raw)) < 0))
+	if (pack_grow(&s->stored, &s->stored_cap, stored ? stored : 1) < 0 || pack_grow(&br->raw, &br->raw_cap, raw) < 0 ||
+	    (h[8] == PACK_CODEC_EVENTS && pack_grow(&s->cols, &s->cols_cap, pack_cols_bound(raw)) < 0))
 		return block_err(br, at, "out of memory");
 	if (read_at(br->p, s->stored, stored, at + PACK_BLOCK_HEADER_SIZE, "a block") < 0)
 		return -1;

@@ -64,24 +64,12 @@ struct pipeline {
 	int stop, level;
 };
 
-static int grow(uint8_t **b, size_t *cap, size_t n)
-{
-	if (n <= *cap)
-		return 0;
-	uint8_t *g = realloc(*b, n);
-	if (!g)
-		return -1;
-	*b = g;
-	*cap = n;
-	return 0;
-}
-
 static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 {
 	const uint8_t *src = j->raw;
 	size_t n = j->raw_len;
-	if ((j->codec == PACK_CODEC_EVENTS && grow(&j->cols, &j->cols_cap, pack_cols_bound(n)) < 0) ||
-	    grow(&j->out, &j->out_cap, PACK_BLOCK_HEADER_SIZE + ZSTD_compressBound(pack_cols_bound(n))) < 0) {
+	if ((j->codec == PACK_CODEC_EVENTS && pack_grow(&j->cols, &j->cols_cap, pack_cols_bound(n)) < 0) ||
+	    pack_grow(&j->out, &j->out_cap, PACK_BLOCK_HEADER_SIZE + ZSTD_compressBound(pack_cols_bound(n))) < 0) {
 		j->err = "out of memory";
 		return;
 	}
@@ -175,7 +163,7 @@ static int feed_next(struct feed *f, struct job *j)
 	} else {
 		cut = f->fill < PACK_BLOCK_TARGET ? f->fill : PACK_BLOCK_TARGET;
 	}
-	if (grow(&j->raw, &j->raw_cap, cut) < 0) {
+	if (pack_grow(&j->raw, &j->raw_cap, cut) < 0) {
 		msg_err("out of memory");
 		return -1;
 	}

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file.h"
 #include "io/msg.h"
 #include "json.h"
 #include "stream.h"
@@ -307,23 +308,6 @@ static int link_or_copy(const char *src, const char *dst, int must_copy)
 	return 0;
 }
 
-static int mkpath(const char *path)
-{
-	char p[4200];
-	if (strlen(path) >= sizeof(p))
-		return -1;
-	strcpy(p, path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The CPUs of a loom, from any stream of it that lists them. */
 static void loom_cpus(const struct trace *t, const char *loom, int32_t **phyid, size_t *n)
 {
@@ -375,7 +359,7 @@ int salvage_copy(const char *path, const char *dst, size_t *ncut)
 		const struct trace_stream *s = &t.streams[i];
 		char dir[4200], a[4300], b[4300];
 		snprintf(dir, sizeof(dir), "%s%s%s", dst, *s->relpath ? "/" : "", s->relpath);
-		if (mkpath(dir) != 0) {
+		if (file_mkdirs(dir, 0) != 0) {
 			msg_err("cannot create %s: %s", dir, strerror(errno));
 			rc = -1;
 			break;

@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "io/file.h"
 #include "io/msg.h"
 
 extern const unsigned char shim_so_start[], shim_so_end[], shim_hdr_start[], shim_hdr_end[];
@@ -103,20 +104,6 @@ static int same_content(int dirfd, const char *name, const unsigned char *data, 
 	return same;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Writes name in dirfd atomically: a unique file beside it, renamed over. */
 static int put_file(int dirfd, const char *name, const char *shown, const unsigned char *data, size_t n, mode_t mode)
 {
@@ -127,7 +114,7 @@ static int put_file(int dirfd, const char *name, const char *shown, const unsign
 		msg_err("cannot create %s: %s", shown, strerror(errno));
 		return -1;
 	}
-	if (write_all(fd, data, n) != 0 || fchmod(fd, mode) != 0 || close(fd) != 0) {
+	if (file_write_all(fd, data, n) != 0 || fchmod(fd, mode) != 0 || close(fd) != 0) {
 		msg_err("cannot write %s: %s", shown, strerror(errno));
 		unlinkat(dirfd, tmp, 0);
 		return -1;

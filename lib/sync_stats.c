@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file.h"
 #include "io/msg.h"
 
 double sync_sample_delta(const struct sync_sample *s)
@@ -112,20 +113,6 @@ int sync_make_parents(const char *path)
 	return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int sync_write_file(const char *path, const char *text, size_t len)
 {
 	if (sync_make_parents(path) != 0)
@@ -149,7 +136,7 @@ int sync_write_file(const char *path, const char *text, size_t len)
 	umask(mask);
 	int rc = fchmod(fd, 0666 & ~mask);
 	if (rc == 0)
-		rc = write_all(fd, text, len);
+		rc = file_write_all(fd, text, len);
 	if (rc == 0)
 		rc = fsync(fd);
 	int err = errno;

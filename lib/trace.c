@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/file.h"
 #include "io/msg.h"
 #include "pack.h"
 #include "pack_walk.h"
@@ -195,44 +196,32 @@ struct text {
 
 static int read_file(const char *path, struct text *t)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		msg_err("%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
-	t->len = 0;
-	for (;;) {
-		if (t->len == t->cap) {
-			size_t cap = t->cap ? 2 * t->cap : 64 * 1024;
-			char *s = realloc(t->s, cap);
-			if (!s) {
-				msg_err("%s: out of memory", path);
-				break;
-			}
-			t->s = s;
-			t->cap = cap;
-		}
-		ssize_t r = read(fd, t->s + t->len, t->cap - t->len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			msg_err("%s: cannot read: %s", path, strerror(errno));
-			break;
-		}
-		if (r == 0) {
-			close(fd);
-			return 0;
-		}
-		t->len += (size_t)r;
-	}
-	close(fd);
-	return -1;
+	int r = file_read_all(path, &t->s, &t->cap, &t->len);
+	if (r != 0)
+		msg_err("%s: cannot %s: %s", path, r == FILE_CANNOT_OPEN ? "open" : "read", strerror(errno));
+	return r;
 }
 
 static int is_file(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* s->json and s->meta from the stream.json text read from path. */
+static int parse_meta(struct trace_stream *s, const char *path, const char *text, size_t len, unsigned flags)
+{
+	char err[512];
+	if (!(s->json = json_parse(text, len, err, sizeof(err)))) {
+		msg_err("%s: %s", path, err);
+		return -1;
+	}
+	if (meta_load(&s->meta, s->json, path, flags) < 0)
+		return -1;
+	if (!s->meta.is_thread)
+		msg_warn("%s: ignoring stream of part \"%s\" (only thread streams are modelled)", path,
+			 json_dotget(s->json, "ovni.part")->u.str.s);
+	return 0;
 }
 
 static int load_stream(struct trace_stream *s, const char *root, const char *rel, unsigned flags, struct text *text)
@@ -257,17 +246,7 @@ static int load_stream(struct trace_stream *s, const char *root, const char *rel
 	}
 	if (join(path, s->dir, "stream.json") < 0 || read_file(path, text) < 0)
 		return -1;
-	char err[512];
-	if (!(s->json = json_parse(text->s, text->len, err, sizeof(err)))) {
-		msg_err("%s: %s", path, err);
-		return -1;
-	}
-	if (meta_load(&s->meta, s->json, path, flags) < 0)
-		return -1;
-	if (!s->meta.is_thread)
-		msg_warn("%s: ignoring stream of part \"%s\" (only thread streams are modelled)", path,
-			 json_dotget(s->json, "ovni.part")->u.str.s);
-	return 0;
+	return parse_meta(s, path, text->s, text->len, flags);
 oom:
 	msg_err("out of memory");
 	return -1;
@@ -375,21 +354,9 @@ static int load_archive_stream(struct trace *t, struct trace_stream *s, const ch
 	char *text = pack_member_read(p, pack_find(p, path), &len);
 	if (!text)
 		return -1;
-	char err[512];
-	s->json = json_parse(text, len, err, sizeof(err));
+	int rc = join(path, s->dir, "stream.json") < 0 ? -1 : parse_meta(s, path, text, len, flags);
 	free(text);
-	if (join(path, s->dir, "stream.json") < 0)
-		return -1;
-	if (!s->json) {
-		msg_err("%s: %s", path, err);
-		return -1;
-	}
-	if (meta_load(&s->meta, s->json, path, flags) < 0)
-		return -1;
-	if (!s->meta.is_thread)
-		msg_warn("%s: ignoring stream of part \"%s\" (only thread streams are modelled)", path,
-			 json_dotget(s->json, "ovni.part")->u.str.s);
-	return 0;
+	return rc;
 oom:
 	msg_err("out of memory");
 	return -1;

@@ -13,6 +13,7 @@
 #include "events.h"
 #include "emu/presort.h"
 #include "emu/sched.h"
+#include "io/file.h"
 #include "io/msg.h"
 #include "version.h"
 
@@ -234,9 +235,8 @@ int emu_add_pvt(struct emu *e, struct pvt *t)
 static int open_outputs(struct emu *e)
 {
 	const char *dir = e->outdir;
-	struct stat st;
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		msg_err("output directory %s: %s", dir, errno ? strerror(errno) : "not a directory");
+	if (file_mkdirs(dir, 0) != 0) {
+		msg_err("output directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (pvt_open(&e->thread_pvt, dir, "thread", e->nthreads) != 0)

@@ -10,16 +10,15 @@ extern const char fmt_digits2[200];
 extern const char fmt_digits4[40000]; /* "0000" to "9999", no NULs */
 extern const char fmt_hex2[512];
 
-/* Writes v in decimal at dst (no NUL); returns the number of bytes (1..20). */
-static inline size_t fmt_u64(char *dst, uint64_t v)
+/* Writes v in decimal ending just before end, two digits at a time;
+ * returns where it starts. */
+static inline char *fmt_u64_back(char *end, uint64_t v)
 {
-	char tmp[20];
-	char *p = tmp + 20;
+	char *p = end;
 	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
 		p -= 2;
-		memcpy(p, fmt_digits2 + 2 * r, 2);
+		memcpy(p, fmt_digits2 + 2 * (v % 100), 2);
+		v /= 100;
 	}
 	if (v >= 10) {
 		p -= 2;
@@ -27,6 +26,14 @@ static inline size_t fmt_u64(char *dst, uint64_t v)
 	} else {
 		*--p = (char)('0' + v);
 	}
+	return p;
+}
+
+/* Writes v in decimal at dst (no NUL); returns the number of bytes (1..20). */
+static inline size_t fmt_u64(char *dst, uint64_t v)
+{
+	char tmp[20];
+	char *p = fmt_u64_back(tmp + 20, v);
 	size_t n = (size_t)(tmp + 20 - p);
 	memcpy(dst, p, n);
 	return n;

@@ -1,6 +1,7 @@
 #include "io/out.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,20 @@ int out_init(struct out *o, int fd, const char *name, size_t cap)
 	o->buf = malloc(o->cap);
 	if (!o->buf) {
 		msg_err("%s: out of memory for the output buffer", name);
+		return -1;
+	}
+	return 0;
+}
+
+int out_create(struct out *o, const char *path, size_t cap)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		msg_err("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (out_init(o, fd, path, cap) != 0) {
+		close(fd);
 		return -1;
 	}
 	return 0;

@@ -20,6 +20,9 @@ struct out {
 
 /* cap 0 picks the default (1 MiB). Returns -1 if the buffer cannot be had. */
 int out_init(struct out *o, int fd, const char *name, size_t cap);
+/* out_init on path, created or truncated (mode 0666 before the umask);
+ * prints the error and returns -1 on failure. */
+int out_create(struct out *o, const char *path, size_t cap);
 /* Writes the buffer out; returns -1 (and prints an error once) on failure. */
 int out_flush(struct out *o);
 /* Flushes, frees the buffer and closes fd unless it is 0, 1 or 2. */

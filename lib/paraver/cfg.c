@@ -98,15 +98,8 @@ int cfg_write(const char *dir, const struct cfg_view *v)
 		free(path);
 		return -1;
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		msg_err("cannot create %s: %s", path, strerror(errno));
-		free(path);
-		return -1;
-	}
 	struct out o;
-	if (out_init(&o, fd, path, 1 << 16) != 0) {
-		close(fd);
+	if (out_create(&o, path, 1 << 16) != 0) {
 		free(path);
 		return -1;
 	}

@@ -149,16 +149,9 @@ static void out_u8_right(struct out *o, unsigned v)
 
 int pcf_write(const struct pcf *p, const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		msg_err("cannot create %s: %s", path, strerror(errno));
-		return -1;
-	}
 	struct out o;
-	if (out_init(&o, fd, path, 0) != 0) {
-		close(fd);
+	if (out_create(&o, path, 0) != 0)
 		return -1;
-	}
 	out_str(&o, header);
 	for (size_t i = 0; i < sizeof(palette) / sizeof(palette[0]); i++) {
 		out_int_left(&o, (int64_t)i, 3);

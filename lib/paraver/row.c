@@ -16,16 +16,9 @@ int row_write(const char *path, const char *const *labels, size_t n)
 			return -1;
 		}
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		msg_err("cannot create %s: %s", path, strerror(errno));
-		return -1;
-	}
 	struct out o;
-	if (out_init(&o, fd, path, 0) != 0) {
-		close(fd);
+	if (out_create(&o, path, 0) != 0)
 		return -1;
-	}
 	out_str(&o, "LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE ");
 	out_u64(&o, n);
 	out_char(&o, '\n');

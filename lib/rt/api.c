@@ -260,6 +260,18 @@ void rt_thread_end(struct rt_thread *t)
 	t->finished = 1;
 }
 
+/* The heap a finished thread holds; not from a signal handler (free). */
+void rt_thread_release(struct rt_thread *t)
+{
+	json_free(t->meta);
+	t->meta = NULL;
+	free(t->final_json);
+	t->final_json = NULL;
+	free(t->cpus);
+	t->cpus = NULL;
+	t->ncpus = t->capcpus = 0;
+}
+
 RT_API void ovni_thread_init(pid_t tid)
 {
 	struct rt_thread *t = &rt_self;
@@ -301,8 +313,7 @@ RT_API void ovni_thread_free(void)
 	if (t->automatic)
 		return; /* record mode ends it when the thread really ends */
 	rt_thread_end(t);
-	json_free(t->meta);
-	t->meta = NULL;
+	rt_thread_release(t);
 }
 
 RT_API int ovni_thread_isready(void)

@@ -407,6 +407,7 @@ static pthread_once_t end_once = PTHREAD_ONCE_INIT;
 static void end_thread(void *t)
 {
 	thread_finish(t);
+	rt_thread_release(t);
 }
 
 static void make_end_key(void)
@@ -697,19 +698,25 @@ static char **gather(const char *arg0, va_list ap, char *const **envp)
 	return argv;
 }
 
+/* The exec of a list-form call, its argv from gather() (NULL: out of memory). */
+static int exec_gathered(const char *name, const char *path, char **argv, char *const envp[])
+{
+	if (!argv) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int r = exec_env(name, path, argv, envp);
+	free(argv);
+	return r;
+}
+
 RT_API int execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	va_start(ap, arg);
 	char **argv = gather(arg, ap, NULL);
 	va_end(ap);
-	if (!argv) {
-		errno = ENOMEM;
-		return -1;
-	}
-	int r = exec_env("execve", path, argv, environ);
-	free(argv);
-	return r;
+	return exec_gathered("execve", path, argv, environ);
 }
 
 RT_API int execlp(const char *file, const char *arg, ...)
@@ -718,13 +725,7 @@ RT_API int execlp(const char *file, const char *arg, ...)
 	va_start(ap, arg);
 	char **argv = gather(arg, ap, NULL);
 	va_end(ap);
-	if (!argv) {
-		errno = ENOMEM;
-		return -1;
-	}
-	int r = exec_env("execvpe", file, argv, environ);
-	free(argv);
-	return r;
+	return exec_gathered("execvpe", file, argv, environ);
 }
 
 RT_API int execle(const char *path, const char *arg, ...)
@@ -734,13 +735,7 @@ RT_API int execle(const char *path, const char *arg, ...)
 	va_start(ap, arg);
 	char **argv = gather(arg, ap, &envp);
 	va_end(ap);
-	if (!argv) {
-		errno = ENOMEM;
-		return -1;
-	}
-	int r = exec_env("execve", path, argv, envp);
-	free(argv);
-	return r;
+	return exec_gathered("execve", path, argv, envp);
 }
 
 /* posix_spawn (and so system() and popen()): the child is a new process;

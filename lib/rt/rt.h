@@ -128,7 +128,8 @@ void rt_meta_write_progress(struct rt_thread *t);
 void rt_select_events(void);
 /* api.c: the thread part of ovni_thread_init / ovni_thread_free. */
 void rt_thread_start(struct rt_thread *t, int tid, int resume);
-void rt_thread_end(struct rt_thread *t); /* async-signal-safe */
+void rt_thread_end(struct rt_thread *t);
+void rt_thread_release(struct rt_thread *t); /* frees: not in a signal handler */
 void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev);
 
 /* record.c: record mode; 1 if an event of the ovni model must be dropped

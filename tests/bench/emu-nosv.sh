@@ -15,7 +15,7 @@ EVENTS=${BENCH_EVENTS:-20000400}
 THREADS=4
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ovni-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
-TIME=/usr/bin/time
+. "$(dirname "$0")/lib.sh"
 [ -x "$TIME" ] || { echo "emu-nosv bench: needs $TIME (GNU time) for the peak RSS"; exit 1; }
 
 PER=$((EVENTS / THREADS))
@@ -30,45 +30,17 @@ cat "$trace"/*/*/*/stream.obs >/dev/null
 run() {
 	label=$1 out=$2
 	shift 2
-	best=
-	rss=0
-	for i in 1 2; do
-		rm -rf "$out/cfg"
-		"$TIME" -f '%U %S %M' -o "$TMP/time" "$OVNI" emu -l "$@" -o "$out" "$trace" >/dev/null 2>"$TMP/err" ||
-			{ echo "emu failed:"; tail -5 "$TMP/err"; exit 1; }
-		read -r user sys kb <"$TMP/time"
-		cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
-		[ "$kb" -gt "$rss" ] && rss=$kb
-		if [ -z "$best" ] || awk -v a="$cpu" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$cpu; fi
-	done
-	awk -v l="$label" -v n="$N" -v c="$best" -v kb="$rss" 'BEGIN {
+	emu_best 2 "$out" "$trace" -l "$@"
+	awk -v l="$label" -v n="$N" -v c="$best_cpu" -v kb="$rss" 'BEGIN {
 		if (c < 0.01) c = 0.01
 		printf "%-28s %6.2f s CPU %6.2f M events/s (goal 10: %s)  peak RSS %6.1f MB (goal 270: %s)\n",
 			l, c, n / c / 1e6, (n / c >= 1e7) ? "met" : "not met", kb / 1024,
 			(kb < 270 * 1024) ? "met" : "not met" }'
 }
 
-# instructions: per event, on a 1 M event trace of the same mix.
-instructions() {
-	command -v valgrind >/dev/null 2>&1 || return 0
-	cg_n=${BENCH_CG_EVENTS:-1000000}
-	cg=$TMP/cg out=$TMP/cg-out
-	"$BUILD/tools/gen-trace" -n $((cg_n / THREADS)) -t $THREADS -k nosv "$cg" || exit 1
-	mkdir -p "$out"
-	ln -sf /dev/null "$out/thread.prv"
-	ln -sf /dev/null "$out/cpu.prv"
-	valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$OVNI" emu -o "$out" "$cg" \
-		>/dev/null 2>"$TMP/err" || { echo "emu under callgrind failed:"; tail -5 "$TMP/err"; exit 1; }
-	ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$TMP/cg.out")
-	awk -v n=$(( (cg_n / THREADS) * THREADS )) -v ir="$ir" 'BEGIN {
-		printf "%-30s %.0f instructions/event (callgrind, %d events)\n", "nosv, instructions", ir / n, n }'
-	rm -rf "$cg" "$out" "$TMP/cg.out"
-}
-
 echo "nosv trace: $N events, $TASKS tasks, $mb MB"
-mkdir -p "$TMP/null" "$TMP/disk"
-ln -sf /dev/null "$TMP/null/thread.prv"
-ln -sf /dev/null "$TMP/null/cpu.prv"
+mkdir -p "$TMP/disk"
+null_outdir "$TMP/null"
 run "nosv, .prv to /dev/null" "$TMP/null"
 run "nosv -b, .prv to /dev/null" "$TMP/null" -b
 bsize=$(du -m "$TMP/null/nosv-breakdown.prv" | cut -f1)
@@ -77,4 +49,4 @@ run "nosv, timelines to disk" "$TMP/disk"
 size=$(du -cm "$TMP/disk/thread.prv" "$TMP/disk/cpu.prv" | tail -1 | cut -f1)
 echo "  ($size MB of .prv written)"
 rm -rf "$TMP/disk"
-instructions
+emu_instructions nosv "nosv, instructions"

@@ -13,27 +13,15 @@ EVENTS=${BENCH_EVENTS:-20000000}
 THREADS=4
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ovni-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
-TIME=/usr/bin/time
+. "$(dirname "$0")/lib.sh"
 [ -x "$TIME" ] || { echo "nanos6 bench: needs $TIME (GNU time) for the peak RSS"; exit 1; }
 
 # run LABEL RUNS OUTDIR ARGS...: prints events/s (CPU time) and peak RSS.
 run() {
 	label=$1 runs=$2 out=$3
 	shift 3
-	best=
-	rss=0
-	i=0
-	while [ $i -lt "$runs" ]; do
-		i=$((i + 1))
-		rm -rf "$out/cfg"
-		"$TIME" -f 'cpu %U %S rss %M' -o "$TMP/time" "$OVNI" emu "$@" -o "$out" "$trace" \
-			>/dev/null 2>"$TMP/err" || { echo "emu failed:"; tail -5 "$TMP/err"; exit 1; }
-		cpu=$(awk '/^cpu/ { print $2 + $3 }' "$TMP/time")
-		kb=$(awk '/^cpu/ { print $5 }' "$TMP/time")
-		[ "$kb" -gt "$rss" ] && rss=$kb
-		if [ -z "$best" ] || awk -v a="$cpu" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$cpu; fi
-	done
-	awk -v l="$label" -v n="$n" -v s="$best" -v kb="$rss" 'BEGIN {
+	emu_best "$runs" "$out" "$trace" "$@"
+	awk -v l="$label" -v n="$n" -v s="$best_cpu" -v kb="$rss" 'BEGIN {
 		if (s <= 0) s = 0.01
 		printf "%-34s %6.2f s CPU  %5.2f M events/s  peak RSS %6.1f MB\n",
 			l, s, n / s / 1e6, kb / 1024 }'
@@ -44,9 +32,8 @@ trace=$TMP/trace
 n=$(( (EVENTS / THREADS) * THREADS ))
 tasks=$("$OVNI" top "$trace" | awk '$1 == "6Tc" { print $2 }')
 echo "trace: $n events, $tasks tasks, $(du -sm "$trace" | cut -f1) MB"
-mkdir -p "$TMP/null" "$TMP/disk"
-ln -sf /dev/null "$TMP/null/thread.prv"
-ln -sf /dev/null "$TMP/null/cpu.prv"
+mkdir -p "$TMP/disk"
+null_outdir "$TMP/null"
 run "nanos6, .prv to /dev/null" 2 "$TMP/null"
 run "nanos6 -b, .prv to /dev/null" 2 "$TMP/null" -b
 echo "  ($(du -m "$TMP/null/nanos6-breakdown.prv" | cut -f1) MB of breakdown written)"

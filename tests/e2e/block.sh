@@ -5,24 +5,8 @@
 CC=${HOSTCC:-gcc}
 if ! command -v "$CC" >/dev/null 2>&1; then
 	echo "ok - # SKIP no host compiler $CC"
-	# A program that declares mark 99 itself keeps it.
-if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1 &&
-	$CC -I"$TMP/lib" -o "$TMP/mark99" "$TESTDIR/instr/mark99.c" -L"$TMP/lib" -lovni; then
-	"$OVNI" record -o "$TMP/m99" -- "$TMP/mark99" >/dev/null 2>&1
-	same "own mark 99: exit status" "$?" 0
-	"$OVNI" dump "$TMP/m99" >"$TMP/dump" 2>&1
-	same "own mark 99: only the program's push, no usleep's" "$(pushes 1) $(pushes 12)" "1 0"
-	mkdir -p "$TMP/emu99"
-	check "own mark 99: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu99" "$TMP/m99"
-else
-	not_ok "own mark 99: build mark99.c against ovni lib"
+	done_testing
 fi
-done_testing
-fi
-
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
-}
 
 # pushes VALUE: OM[ of mark 99 with that value in the trace.
 pushes() {

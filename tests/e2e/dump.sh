@@ -5,14 +5,6 @@
 GEN=$BUILD/tools/gen-trace
 MK=$BUILD/tools/mkstream
 
-# mkthread DIR TID: a stream directory with finished metadata; the events
-# come from mkstream lines on standard input.
-mkthread() {
-	mkdir -p "$1"
-	printf '{"version": 3, "ovni": {"lib": {"version": "1.14.0", "commit": "t"}, "part": "thread", "tid": %s, "pid": 1, "loom": "node0", "app_id": 1, "require": {"ovni": "1.1.0"}, "finished": 1}}' "$2" >"$1/stream.json"
-	"$MK" "$1/stream.obs"
-}
-
 MPI=$GOLDEN/mpi/func
 WANT=$MPI/expected/dump-x.txt
 

@@ -107,7 +107,10 @@ check "-o DIR writes elsewhere" "$OVNI" emu -o "$TMP/out" "$d"
 check "-o DIR: the outputs are in DIR" consistent "$TMP/out" thread
 check "-o DIR: and the views" test -f "$TMP/out/cfg/cpu/ovni/pid.cfg"
 check "-o DIR: the trace directory is left as it was" diff -r "$TMP/orig" "$d"
-check_fails "-o to a missing directory" "nowhere" "$OVNI" emu -o "$TMP/nowhere" "$d"
+check "-o to a missing directory creates it and its parents" "$OVNI" emu -o "$TMP/new/out" "$d"
+check_same "-o to a new directory: the same timeline" "$TMP/out/thread.prv" "$TMP/new/out/thread.prv"
+touch "$TMP/afile"
+check_fails "-o to a file" "afile: Not a directory" "$OVNI" emu -o "$TMP/afile" "$d"
 if [ -w /dev/full ]; then
 	mkdir "$TMP/full"
 	ln -s /dev/full "$TMP/full/thread.prv"

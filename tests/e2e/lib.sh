@@ -34,6 +34,30 @@ check_fails() {
 	fi
 }
 
+# same WHAT GOT WANT: two strings equal.
+same() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
+}
+
+# Commands run in the background leave $TMP/NAME.rc (exit status) and
+# $TMP/NAME.err (stderr). rc_of NAME: that status, or "none".
+rc_of() { cat "$TMP/$1.rc" 2>/dev/null || echo none; }
+
+# check_rc WHAT NAME WANT: NAME exited with status WANT.
+check_rc() {
+	got=$(rc_of "$2")
+	if [ "$got" = "$3" ]; then ok "$1"; else
+		not_ok "$1 (exit status $got, want $3)"; sed 's/^/#   /' "$TMP/$2.err" | head -10
+	fi
+}
+
+# check_err WHAT NAME PATTERN: a line of NAME's stderr matches PATTERN.
+check_err() {
+	if grep -Eq -- "$3" "$TMP/$2.err"; then ok "$1"; else
+		not_ok "$1 (no stderr line matches '$3')"; sed 's/^/#   /' "$TMP/$2.err" | head -10
+	fi
+}
+
 # check_same WHAT GOT WANT: files identical.
 check_same() {
 	if cmp -s "$2" "$3"; then ok "$1"; else
@@ -78,4 +102,12 @@ apt_install() {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get install -y -qq "$@" >"$TMP/apt.log" 2>&1 ||
 		{ apt-get update -qq >>"$TMP/apt.log" 2>&1 && apt-get install -y -qq "$@" >>"$TMP/apt.log" 2>&1; }
+}
+
+# mkthread DIR TID: a stream directory with finished metadata (pid 1 on
+# node0); the events come from $BUILD/tools/mkstream lines on stdin.
+mkthread() {
+	mkdir -p "$1"
+	printf '{"version": 3, "ovni": {"lib": {"version": "1.14.0", "commit": "t"}, "part": "thread", "tid": %s, "pid": 1, "loom": "node0", "app_id": 1, "require": {"ovni": "1.1.0"}, "finished": 1}}' "$2" >"$1/stream.json"
+	"$BUILD/tools/mkstream" "$1/stream.obs"
 }

@@ -7,10 +7,6 @@
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 NP=4
 
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
-}
-
 # count MCV: events of that kind in $TMP/dump.
 count() {
 	awk -v m="$1" '$2 == m' "$TMP/dump" | wc -l | tr -d ' '

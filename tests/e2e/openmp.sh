@@ -5,9 +5,6 @@
 # OMPT), the recording says so once and still works.
 . "$(dirname "$0")/lib.sh"
 
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
-}
 atleast() {
 	if [ "$2" -ge "$3" ]; then ok "$1"; else not_ok "$1 (got $2, want at least $3)"; fi
 }

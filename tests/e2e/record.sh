@@ -28,11 +28,6 @@ bounds() {
 		END { for (s in first) print first[s] "-" last[s] }' | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '
 }
 
-# same WHAT GOT WANT
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
-}
-
 # --- The shim itself. ---
 if command -v objdump >/dev/null 2>&1; then
 	max=$(objdump -T "$SO" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)

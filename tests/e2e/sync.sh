@@ -18,23 +18,6 @@ S() {
 	fi
 }
 
-rc_of() { cat "$TMP/$1.rc" 2>/dev/null || echo none; }
-
-# check_rc WHAT NAME WANT: the exit status of S NAME.
-check_rc() {
-	got=$(rc_of "$2")
-	if [ "$got" = "$3" ]; then ok "$1"; else
-		not_ok "$1 (exit status $got, want $3)"; sed 's/^/#   /' "$TMP/$2.err" | head -10
-	fi
-}
-
-# check_err WHAT NAME PATTERN: a line of S NAME's stderr matches PATTERN.
-check_err() {
-	if grep -Eq -- "$3" "$TMP/$2.err"; then ok "$1"; else
-		not_ok "$1 (no stderr line matches '$3')"; sed 's/^/#   /' "$TMP/$2.err" | head -10
-	fi
-}
-
 # check_offset FILE RANK WANT: the row of RANK has offset WANT +- 5000 ns.
 check_offset() {
 	row=$(awk -v r="$2" 'NR > 1 && $1 == r' "$1")

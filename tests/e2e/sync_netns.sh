@@ -54,19 +54,6 @@ N() {
 		echo $? >"$TMP/$n.rc") &
 }
 
-check_rc() {
-	got=$(cat "$TMP/$2.rc" 2>/dev/null || echo none)
-	if [ "$got" = "$3" ]; then ok "$1"; else
-		not_ok "$1 (exit status $got, want $3)"; sed 's/^/#   /' "$TMP/$2.err" | head -10
-	fi
-}
-
-check_err() {
-	if grep -Eq -- "$3" "$TMP/$2.err"; then ok "$1"; else
-		not_ok "$1 (no stderr line matches '$3')"; sed 's/^/#   /' "$TMP/$2.err" | head -10
-	fi
-}
-
 check_offset() {
 	row=$(awk -v r="$2" 'NR > 1 && $1 == r' "$1")
 	if [ -z "$row" ]; then not_ok "rank $2 has a row"; return; fi

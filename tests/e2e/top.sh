@@ -4,12 +4,6 @@
 GEN=$BUILD/tools/gen-trace
 MK=$BUILD/tools/mkstream
 
-mkthread() {
-	mkdir -p "$1"
-	printf '{"version": 3, "ovni": {"lib": {"version": "1.14.0", "commit": "t"}, "part": "thread", "tid": %s, "pid": 1, "loom": "node0", "app_id": 1, "require": {"ovni": "1.1.0"}, "finished": 1}}' "$2" >"$1/stream.json"
-	"$MK" "$1/stream.obs"
-}
-
 # Equal counts are ordered by MCV bytes: digits before upper before lower case.
 mkthread "$TMP/t/a" 1 <<'EOF2'
 header

@@ -7,19 +7,7 @@
 #include "chan/chan.h"
 #include "chan/fail.h"
 #include "t.h"
-
-static char log_buf[1024];
-
-static int log_emit(struct chan *c, void *arg)
-{
-	char b[24];
-	(void)arg;
-	strcat(log_buf, c->name);
-	strcat(log_buf, "=");
-	strcat(log_buf, value_str(chan_read(c), b));
-	strcat(log_buf, " ");
-	return 0;
-}
+#include "tchanlog.h"
 
 /* A dirty callback that copies its channel into another, plus 1. */
 static int copy_plus_one(struct chan *c, void *arg)

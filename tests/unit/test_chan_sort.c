@@ -7,24 +7,12 @@
 #include "chan/chan.h"
 #include "chan/sort.h"
 #include "t.h"
+#include "tchanlog.h"
 
 static int cmp(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
-}
-
-static char log_buf[4096];
-
-static int log_emit(struct chan *c, void *arg)
-{
-	char b[24];
-	(void)arg;
-	strcat(log_buf, c->name);
-	strcat(log_buf, "=");
-	strcat(log_buf, value_str(chan_read(c), b));
-	strcat(log_buf, " ");
-	return 0;
 }
 
 static void test_replace(void)

@@ -8,19 +8,7 @@
 #include "chan/mux.h"
 #include "chan/track.h"
 #include "t.h"
-
-static char log_buf[2048];
-
-static int log_emit(struct chan *c, void *arg)
-{
-	char b[24];
-	(void)arg;
-	strcat(log_buf, c->name);
-	strcat(log_buf, "=");
-	strcat(log_buf, value_str(chan_read(c), b));
-	strcat(log_buf, " ");
-	return 0;
-}
+#include "tchanlog.h"
 
 static void step(struct bay *bay)
 {

@@ -290,7 +290,7 @@ static int check_rows(const char *row_path, int cpu)
 
 static int ncases, nbuilt, nrefused;
 
-static void golden_case(const char *dir)
+static void golden_case(const char *dir, void *arg)
 {
 	char path[2048], trace_dir[1024];
 	static char ref[1 << 16];
@@ -368,22 +368,7 @@ static void golden_case(const char *dir)
 
 static void test_golden(void)
 {
-	const char *models[] = { "mpi", "nanos6", "nosv", "openmp", "ovni", "tampi" };
-	for (size_t m = 0; m < sizeof(models) / sizeof(models[0]); m++) {
-		char mdir[256];
-		snprintf(mdir, sizeof(mdir), "tests/golden/%s", models[m]);
-		DIR *d = opendir(mdir);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (e->d_name[0] == '.')
-				continue;
-			char cdir[512];
-			snprintf(cdir, sizeof(cdir), "%s/%s", mdir, e->d_name);
-			golden_case(cdir);
-		}
-		if (d)
-			closedir(d);
-	}
+	tt_each_golden(golden_case, NULL);
 	CHECK(ncases >= 55, "golden cases with an emu step: %d", ncases);
 	/* no-cpus, duplicated-cpu-index, thread-crash, empty-stream */
 	CHECK_INT(nrefused, 4, "the four the reference refused while loading are refused");

@@ -252,47 +252,44 @@ static int count_json(const char *dir)
 	return n;
 }
 
+struct golden_counts {
+	int ncases, nok, nfin, nunfinished;
+};
+
+static void golden_trace(const char *dir, void *arg)
+{
+	struct golden_counts *c = arg;
+	char tdir[1024];
+	snprintf(tdir, sizeof(tdir), "%s/trace", dir);
+	struct trace t;
+	const char *msg;
+	c->ncases++;
+	if (open_quiet(&t, tdir, 0, &msg) == 0 && (int)t.n == count_json(tdir)) {
+		c->nok++;
+		trace_close(&t);
+	} else {
+		CHECK(0, "golden %s opens: %s", tdir, msg);
+	}
+	int rc = open_quiet(&t, tdir, TRACE_REQUIRE_FINISHED, &msg);
+	if (rc == 0) {
+		c->nfin++;
+		trace_close(&t);
+	} else if (strstr(msg, "missing ovni.finished")) {
+		c->nunfinished++;
+	} else {
+		CHECK(0, "golden %s: %s", tdir, msg);
+	}
+}
+
 static void test_golden(void)
 {
-	const char *models[] = { "mpi", "nanos6", "nosv", "openmp", "ovni", "tampi" };
-	int ncases = 0, nok = 0, nfin = 0, nunfinished = 0;
-	for (size_t m = 0; m < sizeof(models) / sizeof(models[0]); m++) {
-		char mdir[256];
-		snprintf(mdir, sizeof(mdir), "tests/golden/%s", models[m]);
-		DIR *d = opendir(mdir);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (e->d_name[0] == '.')
-				continue;
-			char tdir[1024];
-			snprintf(tdir, sizeof(tdir), "%s/%s/trace", mdir, e->d_name);
-			struct trace t;
-			const char *msg;
-			ncases++;
-			if (open_quiet(&t, tdir, 0, &msg) == 0 && (int)t.n == count_json(tdir)) {
-				nok++;
-				trace_close(&t);
-			} else {
-				CHECK(0, "golden %s opens: %s", tdir, msg);
-			}
-			int rc = open_quiet(&t, tdir, TRACE_REQUIRE_FINISHED, &msg);
-			if (rc == 0) {
-				nfin++;
-				trace_close(&t);
-			} else if (strstr(msg, "missing ovni.finished")) {
-				nunfinished++;
-			} else {
-				CHECK(0, "golden %s: %s", tdir, msg);
-			}
-		}
-		if (d)
-			closedir(d);
-	}
-	CHECK(ncases >= 60, "found the golden cases (%d)", ncases);
-	CHECK_INT(nok, ncases, "every golden trace opens with all its streams");
+	struct golden_counts c = { 0 };
+	tt_each_golden(golden_trace, &c);
+	CHECK(c.ncases >= 60, "found the golden cases (%d)", c.ncases);
+	CHECK_INT(c.nok, c.ncases, "every golden trace opens with all its streams");
 	/* thread-crash, empty-stream, sort-first-and-full-ring: the reference refuses them too */
-	CHECK_INT(nunfinished, 3, "three golden traces are refused as unfinished");
-	CHECK_INT(nfin + nunfinished, ncases, "the others open for emu");
+	CHECK_INT(c.nunfinished, 3, "three golden traces are refused as unfinished");
+	CHECK_INT(c.nfin + c.nunfinished, c.ncases, "the others open for emu");
 }
 
 int main(void)

@@ -17,6 +17,27 @@
 
 static char tt_root[256];
 
+/* Calls fn(case directory, arg) for every golden case (tests/golden/MODEL/CASE). */
+static inline void tt_each_golden(void (*fn)(const char *dir, void *arg), void *arg)
+{
+	const char *models[] = { "mpi", "nanos6", "nosv", "openmp", "ovni", "tampi" };
+	for (size_t m = 0; m < sizeof(models) / sizeof(models[0]); m++) {
+		char mdir[256];
+		snprintf(mdir, sizeof(mdir), "tests/golden/%s", models[m]);
+		DIR *d = opendir(mdir);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char cdir[512];
+			snprintf(cdir, sizeof(cdir), "%s/%s", mdir, e->d_name);
+			fn(cdir, arg);
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
 /* mkdir -p of root/rel. */
 static inline void tt_mkdirs(const char *path)
 {
