@@ -60,11 +60,28 @@ static int grow_table(struct bay *b)
 	return 0;
 }
 
+/* The queue holds every channel of the bay (each is queued once at most). */
+static int grow_queue(struct chan_queue *q)
+{
+	size_t cap = q->cap * 2;
+	struct chan **v = realloc(q->v, cap * sizeof(*v));
+	if (v)
+		q->v = v;
+	struct chan **d = v ? realloc(q->d, cap * sizeof(*d)) : NULL;
+	if (!d)
+		return -1;
+	q->d = d;
+	q->cap = cap;
+	return 0;
+}
+
 int bay_add(struct bay *b, struct chan *c)
 {
 	if (c->bay)
 		return failf("channel %s is already registered", c->name);
 	if ((b->n + 1) * 2 > b->tsize && grow_table(b) != 0)
+		return failf("out of memory for the channel bay");
+	if (b->n + 1 > b->q.cap && grow_queue(&b->q) != 0)
 		return failf("out of memory for the channel bay");
 	size_t i = slot(b->table, b->tsize, c->name);
 	if (b->table[i])
@@ -85,23 +102,6 @@ struct chan *bay_find(const struct bay *b, const char *name)
 	return b->table[slot(b->table, b->tsize, name)];
 }
 
-void chan_queue_grow(struct chan_queue *q, struct chan *c)
-{
-	size_t cap = q->cap * 2;
-	struct chan **v = realloc(q->v, cap * sizeof(*v));
-	if (v)
-		q->v = v;
-	struct chan **d = v ? realloc(q->d, cap * sizeof(*d)) : NULL;
-	if (d)
-		q->d = d;
-	if (!v || !d) {
-		q->err = 1;
-		return;
-	}
-	q->cap = cap;
-	chan_enqueue(c);
-}
-
 /* After a failed callback: the rest of the queue is flushed unseen. */
 static __attribute__((noinline, cold)) int abandon(struct chan_queue *q, size_t from)
 {
@@ -109,14 +109,7 @@ static __attribute__((noinline, cold)) int abandon(struct chan_queue *q, size_t 
 		chan_flush(q->v[i]);
 	q->n = 0;
 	q->nd = 0;
-	q->err = 0;
 	return -1;
-}
-
-static __attribute__((noinline, cold)) int fail_queue(struct chan_queue *q)
-{
-	q->err = 0;
-	return failf("out of memory for the dirty channel queue");
 }
 
 int bay_propagate(struct bay *b)
@@ -139,7 +132,5 @@ int bay_propagate(struct bay *b)
 	}
 	q->n = 0;
 	q->nd = 0;
-	if (q->err)
-		return fail_queue(q);
 	return 0;
 }

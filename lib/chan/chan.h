@@ -50,12 +50,12 @@ struct chan_fan {
 };
 
 /* The bay's queue of dirty channels, in the order they became dirty, and
- * the ones among them with dirty callbacks (d: a subsequence of v, so cap
- * bounds both). */
+ * the ones among them with dirty callbacks (d: a subsequence of v). A
+ * channel is queued at most once per propagation, so cap, kept at least
+ * the number of channels in the bay, bounds both: no check per write. */
 struct chan_queue {
 	struct chan **v, **d;
 	size_t n, nd, cap;
-	int err; /* could not grow */
 };
 
 struct chan {
@@ -98,22 +98,15 @@ static inline int chan_check_write(const struct chan *c, struct value v)
 	return 0;
 }
 
-/* Grows q and appends c (the slow path of chan_touch). */
-void chan_queue_grow(struct chan_queue *q, struct chan *c);
-
 /* Appends c, just marked dirty, to its bay's queue. */
 static inline void chan_enqueue(struct chan *c)
 {
 	struct chan_queue *q = c->queue;
 	if (!q)
 		return;
-	if (q->n < q->cap) {
-		q->v[q->n++] = c;
-		if (c->on_dirty.fn)
-			q->d[q->nd++] = c;
-	} else {
-		chan_queue_grow(q, c);
-	}
+	q->v[q->n++] = c;
+	if (c->on_dirty.fn)
+		q->d[q->nd++] = c;
 }
 
 /* Marks c dirty and appends it to its bay's queue. */
@@ -139,6 +132,18 @@ static inline int chan_set(struct chan *c, struct value v)
 	c->dirty = 1;
 	chan_enqueue(c);
 	return 0;
+}
+
+/* A write to a single channel flagged CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP
+ * without CHAN_IGNORE_DUP (mux and sort outputs): what chan_set does for
+ * it, with no checks to fail. */
+static inline void chan_set_any(struct chan *c, struct value v)
+{
+	c->cur = v;
+	if (!c->dirty) {
+		c->dirty = 1;
+		chan_enqueue(c);
+	}
 }
 
 static inline int chan_push(struct chan *c, struct value v)

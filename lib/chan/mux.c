@@ -92,9 +92,30 @@ static int on_input(struct chan *c, void *arg)
 	(void)arg;
 	const struct chan_fan *f = c->fan;
 	struct value v = chan_read(c);
-	for (size_t i = 0; i < f->n; i++)
-		if (chan_set(f->out[i], v) != 0)
-			return -1;
+	/* c is being propagated, so c->queue is its bay's: the outputs of
+	 * that bay are queued with the counts kept in registers (chan_set_any) */
+	struct chan_queue *q = c->queue;
+	size_t n = q->n, nd = q->nd;
+	for (size_t i = 0; i < f->n; i++) {
+		struct chan *o = f->out[i];
+		o->cur = v;
+		if (o->dirty)
+			continue;
+		o->dirty = 1;
+		if (o->queue != q) { /* another bay or none: the general way */
+			q->n = n;
+			q->nd = nd;
+			chan_enqueue(o);
+			n = q->n;
+			nd = q->nd;
+			continue;
+		}
+		q->v[n++] = o;
+		if (o->on_dirty.fn)
+			q->d[nd++] = o;
+	}
+	q->n = n;
+	q->nd = nd;
 	return 0;
 }
 
@@ -102,6 +123,8 @@ int mux_init(struct mux *m, struct chan *select, struct chan *output,
 	     mux_select_fn fn, size_t ninputs)
 {
 	memset(m, 0, sizeof(*m));
+	if (output->kind != CHAN_SINGLE || (output->flags & CHAN_IGNORE_DUP))
+		return failf("mux of %s: the output must be a single channel that takes duplicates", output->name);
 	m->select = select;
 	m->output = output;
 	m->fn = fn ? fn : mux_select_index;

@@ -5,9 +5,15 @@
 
 #include "chan/fail.h"
 
-/* First position holding a value >= v. */
+/* First position holding a value >= v (a scan when short: one row per CPU). */
 static size_t lower_bound(const int64_t *a, size_t n, int64_t v)
 {
+	if (n <= 16) {
+		size_t i = 0;
+		while (i < n && a[i] < v)
+			i++;
+		return i;
+	}
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -59,8 +65,7 @@ static int on_input(struct chan *c, void *arg)
 	size_t lo, hi;
 	chan_sort_replace(s->sorted, s->n, old, new, &lo, &hi);
 	for (size_t k = lo; k <= hi; k++)
-		if (chan_set(s->outputs[k], value_int64(s->sorted[k])) != 0)
-			return -1;
+		chan_set_any(s->outputs[k], value_int64(s->sorted[k]));
 	return 0;
 }
 
@@ -80,6 +85,9 @@ int chan_sort_init(struct chan_sort *s, struct chan *const *inputs, struct chan 
 		s->outputs[i] = outputs[i];
 		s->ins[i].s = s;
 		s->ins[i].index = i;
+		if (outputs[i]->kind != CHAN_SINGLE || (outputs[i]->flags & CHAN_IGNORE_DUP))
+			return failf("sort block: output %s must be a single channel that takes duplicates",
+				     outputs[i]->name);
 		chan_set_flags(outputs[i], CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP);
 		if (chan_on_dirty(inputs[i], on_input, &s->ins[i]) != 0)
 			return failf("out of memory for a sort block of %zu channels", n);

@@ -150,11 +150,15 @@ static struct value task_value(const struct breakdown_cpu *c)
 	return c->pick_type ? chan_read(c->type) : ss;
 }
 
+static int start_rows(struct breakdown *b);
+
 static int update_task_value(struct breakdown_cpu *c)
 {
 	struct value v = task_value(c), now = chan_read(&c->value);
 	if (v.kind == now.kind && v.i == now.i)
 		return 0;
+	if (!c->b->started && start_rows(c->b) != 0)
+		return -1;
 	return chan_set(&c->value, v);
 }
 
@@ -173,13 +177,10 @@ static int on_task_source(struct chan *src, void *arg)
 }
 
 /* The reference writes every row at the first change, not before: the
- * rows start then, all 0 but the changed ones. */
-static int on_first_change(struct chan *c, void *arg)
+ * rows start then, all 0 but the changed ones (the sort block, hooked to
+ * the changed value, writes those after). */
+static int start_rows(struct breakdown *b)
 {
-	struct breakdown *b = arg;
-	(void)c;
-	if (b->started)
-		return 0;
 	b->started = 1;
 	for (size_t i = 0; i < b->n; i++) {
 		if (prv_register(&b->pvt.prv, i, b->type, &b->sorted[i], PRV_SKIPDUP | PRV_ZERO) != 0 ||
@@ -218,7 +219,7 @@ static int wire_task_cpu(struct breakdown *b, size_t i, struct chan **ins, struc
 	if (bay_add(&b->e->bay, &c->value) != 0 || bay_add(&b->e->bay, &b->sorted[i]) != 0)
 		return -1;
 	if (chan_on_dirty(c->type, on_task_source, c) || chan_on_dirty(c->subsystem, on_task_subsystem, c) ||
-	    chan_on_dirty(c->idle, on_task_source, c) || chan_on_dirty(&c->value, on_first_change, b))
+	    chan_on_dirty(c->idle, on_task_source, c))
 		return -1;
 	return 0;
 }

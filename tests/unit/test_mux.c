@@ -1,4 +1,5 @@
 /* Muxes and tracks: what thread and CPU rows show of a model channel. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,13 @@
 #include "chan/track.h"
 #include "t.h"
 #include "tchanlog.h"
+
+static int count_emit(struct chan *c, void *arg)
+{
+	(void)c;
+	++*(int *)arg;
+	return 0;
+}
 
 static void step(struct bay *bay)
 {
@@ -180,9 +188,76 @@ static void test_shared_input(void)
 	bay_free(&bay);
 }
 
+/* Outputs take the fast write only in their input's bay; a mux refuses an
+ * output that would drop duplicates (chan_set_any cannot). */
+static void test_outputs(void)
+{
+	struct bay bay;
+	struct chan sel, in, out, loose, strict;
+	bay_init(&bay);
+	chan_init(&sel, CHAN_SINGLE, "sel");
+	chan_init(&in, CHAN_SINGLE, "in");
+	chan_init(&out, CHAN_SINGLE, "out");
+	chan_init(&loose, CHAN_SINGLE, "loose"); /* in no bay */
+	chan_init(&strict, CHAN_SINGLE, "strict");
+	struct chan *all[] = { &sel, &in, &out };
+	for (int i = 0; i < 3; i++)
+		bay_add(&bay, all[i]);
+	chan_on_emit(&out, log_emit, NULL);
+	struct mux a, b, c;
+	mux_init(&a, &sel, &out, NULL, 1);
+	mux_set_input(&a, 0, &in);
+	mux_init(&b, &sel, &loose, NULL, 1);
+	mux_set_input(&b, 0, &in);
+	chan_set_flags(&strict, CHAN_IGNORE_DUP);
+	CHECK_INT(mux_init(&c, &sel, &strict, NULL, 1), -1, "an output that ignores duplicates is refused");
+	chan_set(&sel, value_int64(0));
+	step(&bay);
+	chan_set(&in, value_int64(7));
+	step(&bay);
+	CHECK_STR(log_buf, "out=7 ", "the output in the bay is queued and written");
+	CHECK_INT(chan_read(&loose).i, 7, "an output in no bay still takes the value");
+	CHECK_INT(loose.dirty, 1, "and stays dirty (nothing flushes it)");
+	mux_free(&a);
+	mux_free(&b);
+	for (int i = 0; i < 3; i++)
+		chan_free(all[i]);
+	chan_free(&loose);
+	chan_free(&strict);
+	bay_free(&bay);
+}
+
+/* More channels dirty in one step than the queue first held: the queue
+ * grows with the bay, not on a write. */
+static void test_many_dirty(void)
+{
+	enum { N = 700 };
+	struct bay bay;
+	struct chan *v = calloc(N, sizeof(*v));
+	bay_init(&bay);
+	int emitted = 0;
+	for (int i = 0; i < N; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "c%d", i);
+		chan_init(&v[i], CHAN_SINGLE, name);
+		bay_add(&bay, &v[i]);
+		chan_on_emit(&v[i], count_emit, &emitted);
+	}
+	for (int i = 0; i < N; i++)
+		chan_set(&v[i], value_int64(i + 1));
+	CHECK_INT(bay_propagate(&bay), 0, "a step with every channel dirty");
+	CHECK_INT(emitted, N, "every channel emitted once");
+	for (int i = 0; i < N; i++)
+		chan_free(&v[i]);
+	free(v);
+	bay_free(&bay);
+}
+
 int main(void)
 {
 	test_mux();
+	test_outputs();
+	test_many_dirty();
 	test_shared_input();
 	test_tracks();
 	return t_done();

@@ -82,7 +82,7 @@ int nosv_type_event(struct nosv *v, struct emu *e)
 
 /* A channel shows the running body's value or null; null over null is
  * not a change. */
-static int show(struct chan *c, int running, int64_t value)
+static inline __attribute__((always_inline)) int show(struct chan *c, int running, int64_t value)
 {
 	if (!running) {
 		if (value_is_null(chan_read(c)))
@@ -97,17 +97,16 @@ static int update_channels(struct nosv *v, struct emu *e, const struct task_stac
 {
 	const struct body *b = task_stack_running(s);
 	const struct task *k = b ? b->task : NULL;
-	size_t th = e->th->gindex;
 	int on = b != NULL;
-	struct mchan *m = &v->ch;
-	if (show(mchan_th(m, th, NOSV_BODYID), on, on ? b->id : 0) != 0 ||
-	    show(mchan_th(m, th, NOSV_TASKID), on, on ? k->id : 0) != 0 ||
-	    show(mchan_th(m, th, NOSV_TYPE), on, on ? k->type->value : 0) != 0 ||
-	    show(mchan_th(m, th, NOSV_APPID), on, e->proc->app_id) != 0)
+	struct chan *ch = mchan_th(&v->ch, e->th->gindex, 0); /* the thread's channels, by index */
+	if (show(&ch[NOSV_BODYID], on, on ? b->id : 0) != 0 ||
+	    show(&ch[NOSV_TASKID], on, on ? k->id : 0) != 0 ||
+	    show(&ch[NOSV_TYPE], on, on ? k->type->value : 0) != 0 ||
+	    show(&ch[NOSV_APPID], on, e->proc->app_id) != 0)
 		return -1;
 	if (!e->proc->has_rank)
 		return 0;
-	return show(mchan_th(m, th, NOSV_RANK), on, e->proc->rank + 1);
+	return show(&ch[NOSV_RANK], on, e->proc->rank + 1);
 }
 
 static int create_task(struct task_table *t, const uint8_t *p, uint8_t kind)
