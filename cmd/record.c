@@ -309,6 +309,11 @@ static void finish_trace(struct run *r, double elapsed)
 		struct salvage_result res;
 		if (salvage_stream(dir, &in, &res) != 0)
 			continue;
+		if (res.dropped) {
+			rmdir(final); /* made up front with --tmpdir */
+			msg_warn("%s: the thread was killed before its first event; it has no stream", relp);
+			continue;
+		}
 		threads++;
 		events += res.events;
 		bytes += res.bytes;

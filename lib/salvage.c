@@ -185,12 +185,39 @@ static int is_finished(const char *dir)
 	return r;
 }
 
+/* A thread killed before its first event has nothing to close: the
+ * reference emulator rejects a stream without events ("is not dead") and
+ * an ending made up at clock 0 trips its clock gate, so the stream goes
+ * (OHC has no effect without its OHx). The process directory goes too
+ * when it is left empty. */
+static void drop_stream(const char *dir, struct salvage_result *out)
+{
+	char path[4200];
+	static const char *const files[] = { "stream.obs", "stream.json", ".stream.json.tmp" };
+	for (int k = 0; k < 3; k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
+		unlink(path);
+	}
+	rmdir(dir);
+	snprintf(path, sizeof(path), "%s", dir);
+	char *slash = strrchr(path, '/');
+	if (slash && slash != path) {
+		*slash = 0;
+		rmdir(path);
+	}
+	out->dropped = 1;
+}
+
 int salvage_stream(const char *dir, const struct salvage_info *in, struct salvage_result *out)
 {
 	char path[4200];
 	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "%s/stream.obs", dir);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && !is_finished(dir)) {
+		drop_stream(dir, out); /* killed while its stream was being made */
+		return 0;
+	}
 	if (fd < 0) {
 		msg_err("%s: %s", path, strerror(errno));
 		return -1;
@@ -220,6 +247,11 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 	}
 	int finished = is_finished(dir);
 	int rc = 0;
+	if (!finished && s.events == 0) {
+		close(fd);
+		drop_stream(dir, out);
+		return 0;
+	}
 	if (!finished) {
 		uint8_t tail[128];
 		uint64_t added;
@@ -296,7 +328,7 @@ static void loom_cpus(const struct trace *t, const char *loom, int32_t **phyid, 
 	}
 }
 
-static int salvage_one(const struct trace *t, const struct trace_stream *s, const char *dir)
+static int salvage_one(const struct trace *t, const struct trace_stream *s, const char *dir, int *dropped)
 {
 	const struct stream_meta *m = &s->meta;
 	struct salvage_info in = { m->loom ? m->loom : "unknown.0", (int)m->pid, (int)m->tid,
@@ -307,6 +339,7 @@ static int salvage_one(const struct trace *t, const struct trace_stream *s, cons
 	in.phyid = phyid;
 	struct salvage_result r;
 	int rc = salvage_stream(dir, &in, &r);
+	*dropped = r.dropped;
 	free(phyid);
 	return rc;
 }
@@ -339,9 +372,13 @@ int salvage_copy(const char *path, const char *dst, size_t *ncut)
 			rc = link_or_copy(a, b, cut);
 		}
 		if (rc == 0 && cut) {
-			rc = salvage_one(&t, s, dir);
+			int dropped = 0;
+			rc = salvage_one(&t, s, dir, &dropped);
 			++*ncut;
-			msg_warn("%s: unfinished: the thread is ended at its last event", s->obs_name);
+			if (dropped)
+				msg_warn("%s: unfinished and without events: the thread is left out", s->obs_name);
+			else
+				msg_warn("%s: unfinished: the thread is ended at its last event", s->obs_name);
 		}
 	}
 	char a[4300], b[4300];

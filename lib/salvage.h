@@ -21,6 +21,7 @@ struct salvage_result {
 	uint64_t events, bytes; /* after the repair */
 	int repaired; /* the stream was unfinished and has been ended */
 	uint64_t cut_bytes; /* bytes dropped after the last whole event */
+	int dropped; /* it had no event: its stream was removed */
 };
 
 /* dir holds stream.obs and stream.json. 0, or -1 after a message. */

@@ -123,6 +123,38 @@ same "exit with a thread running: status" "$rc" 0
 emu_ok "exit with a thread running: ovni emu accepts the trace" "$TMP/texit"
 grep -q 'did not finish' "$TMP/err" && ok "exit with a thread running: the cut thread is named" ||
 	not_ok "exit with a thread running: the cut thread is named"
+same "exit with a thread running: its stream runs from OHx to its OHe" "$(bounds "$TMP/texit")" "2xOHx-OHe "
+# A thread killed before its first event (exit right after pthread_create)
+# has no stream, not one closed at clock 0 that trips the clock gate.
+n=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	rec texit0 "$TMP/procs" exit-at-create
+	rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+	"$OVNI" emu -o "$TMP/emu" "$TMP/texit0" >/dev/null 2>&1 && n=$((n + 1))
+done
+same "exit right after pthread_create: ovni emu accepts all 10 traces" "$n" 10
+# Deterministic: a stream with no event left unfinished, as such a kill leaves.
+rm -rf "$TMP/empty" && cp -r "$TMP/texit" "$TMP/empty"
+e=$(ls -d "$TMP"/empty/loom.*/proc.*/thread.* | head -n 1)
+cp -r "$e" "${e%.*}.1"
+printf 'ovni\001\000\000\000' >"${e%.*}.1/stream.obs"
+sed -i -e 's/"finished": 1/"finished": 0/' -e 's/"tid": [0-9]*/"tid": 1/' "${e%.*}.1/stream.json"
+rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+"$OVNI" emu --salvage -o "$TMP/emu" "$TMP/empty" >"$TMP/out" 2>"$TMP/err"
+same "a stream without events: ovni emu --salvage accepts the trace" "$?" 0
+grep -q 'thread.1/stream.obs: unfinished and without events' "$TMP/err" && ok "a stream without events: named and left out" ||
+	{ not_ok "a stream without events: named and left out"; sed 's/^/#   /' "$TMP/err"; }
+# Every thread counted and recorded, every time: a thread cancelled before
+# it started (threads 0 cancels it at once) once left a stream uncounted.
+for nt in 0 4; do
+	n=0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		"$OVNI" record --no-kernel -o "$TMP/t9" -- "$TMP/threads" $nt >/dev/null 2>"$TMP/err"
+		grep -q " $((nt + 2)) threads, " "$TMP/err" && [ "$(count OHx "$TMP/t9")" = $((nt + 2)) ] && n=$((n + 1))
+		rm -rf "$TMP/t9"
+	done
+	same "threads $nt: $((nt + 2)) threads counted and recorded in 10 of 10 runs" "$n" 10
+done
 
 # --- Crashes: same signal, same status, a trace ovni emu accepts. ---
 $CC -O0 -pthread -o "$TMP/crash" "$SRC/crash.c" || not_ok "compile crash.c"

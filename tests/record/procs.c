@@ -5,6 +5,7 @@
  *   procs _exit           leaves through _exit with status 5
  *   procs forkexec        the child of a fork execs /bin/true
  *   procs threads-exit    exit() while a thread is still running
+ *   procs exit-at-create  exit() right after pthread_create
  *   procs system          system("true"): the shell and true are recorded
  *   procs thread-exec     a second thread execs (the kernel gives it the pid)
  *   procs spawn-noenv     posix_spawn of true with an empty environment */
@@ -16,8 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static _Atomic int spinning;
+
 static void *spin(void *a)
 {
+	spinning = 1;
 	for (;;)
 		usleep(1000);
 	return a;
@@ -65,7 +69,13 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "threads-exit")) {
 		pthread_t t;
 		pthread_create(&t, NULL, spin, NULL);
-		usleep(10000);
+		while (!spinning) /* a sleep is not enough under load: it must run */
+			usleep(1000);
+		exit(0);
+	}
+	if (!strcmp(what, "exit-at-create")) {
+		pthread_t t;
+		pthread_create(&t, NULL, spin, NULL);
 		exit(0);
 	}
 	if (!strcmp(what, "thread-exec")) {

@@ -117,9 +117,14 @@ int main(void)
 	b.len = 0;
 	uint8_t zeros[64] = { 0 };
 	mb_bytes(&b, zeros, sizeof(zeros));
-	salvage(&b, &res);
-	events_of(got, sizeof(got));
-	CHECK_STR(got, "OHx@0 OHe@0", "a stream of zeros gets its header and the thread's OHx and OHe");
+	static const char json[] = "{\"version\": 3, \"ovni\": {\"part\": \"thread\", \"tid\": 7, \"finished\": 0}}";
+	write_file("stream.obs", b.data, b.len);
+	write_file("stream.json", json, sizeof(json) - 1);
+	int32_t phy = 0;
+	struct salvage_info in = { "node0", 1, 7, 1, 0, 0, 0, &phy, 1 };
+	CHECK(salvage_stream(dir, &in, &res) == 0 && res.dropped && !res.repaired,
+	      "a stream of zeros is dropped, not closed at clock 0 (ovni emu's clock gate)");
+	CHECK(access(dir, F_OK) != 0, "and its directory is gone");
 
 	free(b.data);
 	char cmd[128];
