@@ -52,8 +52,10 @@ at_least() {
 	else not_ok "$1 (got: ${6:-nothing} ${7:-})"; fi
 }
 at_least "the sleeper is out of its CPU for each of its 3 sleeps of 20 ms" sleeper 3 18 54
-at_least "the pipe reader is out of its CPU while it waits 30 ms" piper 1 20 27
-at_least "the mutex waiter is out of its CPU while it waits 30 ms" locker 0 1 27
+# The pipe and mutex waits last up to 30 ms, less if the waiter was late to
+# block (a loaded machine): half of it is enough to tell they were recorded.
+at_least "the pipe reader is out of its CPU while it waits (up to 30 ms)" piper 1 10 15
+at_least "the mutex waiter is out of its CPU while it waits (up to 30 ms)" locker 0 1 15
 check "the main thread also shows switches" sh -c "test \"\$(awk -F: '\$1 == 2 && \$5 == 1 && \$7 == 45' '$TMP/o/thread.prv' | wc -l)\" -gt 0"
 
 "$OVNI" record --no-kernel -o "$TMP/n" -- "$TMP/blocker" >/dev/null 2>"$TMP/err"

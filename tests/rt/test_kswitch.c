@@ -202,9 +202,12 @@ static void check_run(const struct run *r)
 	CHECK_INT(r->ndrained, r->nev > 2 ? r->nev - 2 : 0, "%s: drain counts the switches it wrote", r->what);
 	for (size_t w = 0; w < r->nwaits; w++) {
 		uint64_t len = r->wait1[w] - r->wait0[w], out = out_within(r, r->wait0[w], r->wait1[w]);
-		CHECK(len >= r->asked[w] * 9 / 10 && out >= len * 9 / 10,
-		      "%s %zu: out of the CPU %.2f ms of the %.2f ms it waited (%.0f ms at least)", r->what, w,
-		      (double)out / MS, (double)len / MS, (double)r->asked[w] / MS);
+		/* How long a pipe or mutex wait lasts depends on when the scheduler ran
+		 * this thread; what must hold is that it blocked and spent it off the CPU. */
+		uint64_t least = r->asked[w] / 4;
+		CHECK(len >= least && out >= len * 9 / 10,
+		      "%s %zu: out of the CPU %.2f ms of the %.2f ms it waited (%.1f ms at least)", r->what, w,
+		      (double)out / MS, (double)len / MS, (double)least / MS);
 	}
 }
 
