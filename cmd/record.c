@@ -398,25 +398,37 @@ static int launch(struct run *r, char **argv)
 		unsetenv("OVNI_TMPDIR");
 	/* Processes the program leaves behind are ours to wait for. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	double t0 = now_s();
-	child = fork();
-	if (child < 0) {
-		msg_err("cannot fork: %s", strerror(errno));
-		return 1;
-	}
-	if (child == 0) {
-		execv(prog, argv);
-		fprintf(stderr, "%s: cannot run %s: %s\n", msg_prog(), prog, strerror(errno));
-		_exit(127);
-	}
+	/* Forwarding is set up before the fork and the signals held until the
+	 * child is known: one sent right after the start must not kill the
+	 * recorder and leave the program running untraced to the end. */
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	struct sigaction sa;
+	sigset_t held, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+	sigemptyset(&held);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&held, sigs[i]);
+	}
+	sigprocmask(SIG_BLOCK, &held, &old);
+	double t0 = now_s();
+	child = fork();
+	if (child == 0) {
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+			signal(sigs[i], SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execv(prog, argv);
+		fprintf(stderr, "%s: cannot run %s: %s\n", msg_prog(), prog, strerror(errno));
+		_exit(127);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (child < 0) {
+		msg_err("cannot fork: %s", strerror(errno));
+		return 1;
+	}
 	int status = 0, rc = 1;
 	for (;;) {
 		int wst;
