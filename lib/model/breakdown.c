@@ -102,6 +102,16 @@ struct chan *breakdown_mux(struct breakdown *b, size_t i, struct chan *select, s
 	return out;
 }
 
+/* Row i of the trace: what the sort block writes. */
+static int init_row(struct breakdown *b, size_t i)
+{
+	char name[128];
+	snprintf(name, sizeof(name), "%s.row%zu", b->pvt.name, i);
+	if (chan_init(&b->sorted[i], CHAN_SINGLE, name) != 0)
+		return failf("out of memory");
+	return bay_add(&b->e->bay, &b->sorted[i]);
+}
+
 int breakdown_connect(struct breakdown *b)
 {
 	struct chan **ins = calloc(b->n + 1, sizeof(*ins));
@@ -115,11 +125,7 @@ int breakdown_connect(struct breakdown *b)
 		}
 		ins[i] = &bc->out[bc->nstages - 1];
 		outs[i] = &b->sorted[i];
-		char name[128];
-		snprintf(name, sizeof(name), "%s.row%zu", b->pvt.name, i);
-		rc = chan_init(outs[i], CHAN_SINGLE, name) != 0 ? failf("out of memory") : 0;
-		if (rc == 0)
-			rc = bay_add(&b->e->bay, outs[i]);
+		rc = init_row(b, i);
 	}
 	if (rc == 0) {
 		b->sorting = 1;
@@ -211,12 +217,9 @@ static int wire_task_cpu(struct breakdown *b, size_t i, struct chan **ins, struc
 	if (chan_init(&c->value, CHAN_SINGLE, name) != 0)
 		return failf("out of memory");
 	chan_set_flags(&c->value, CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP);
-	snprintf(name, sizeof(name), "%s.row%zu", d->name, i);
-	if (chan_init(&b->sorted[i], CHAN_SINGLE, name) != 0)
-		return failf("out of memory");
 	ins[i] = &c->value;
 	outs[i] = &b->sorted[i];
-	if (bay_add(&b->e->bay, &c->value) != 0 || bay_add(&b->e->bay, &b->sorted[i]) != 0)
+	if (bay_add(&b->e->bay, &c->value) != 0 || init_row(b, i) != 0)
 		return -1;
 	if (chan_on_dirty(c->type, on_task_source, c) || chan_on_dirty(c->subsystem, on_task_subsystem, c) ||
 	    chan_on_dirty(c->idle, on_task_source, c))
@@ -229,7 +232,6 @@ int breakdown_init(struct breakdown *b, struct emu *e, const struct breakdown_de
 	if (open_named(b, e, def->name, def->view, def->type, def->title) != 0)
 		return -1;
 	b->def = *def;
-	b->has_values = 1;
 	struct chan **ins = calloc(b->n + 1, sizeof(*ins));
 	struct chan **outs = calloc(b->n + 1, sizeof(*outs));
 	int rc = ins && outs ? 0 : failf("out of memory");
@@ -258,7 +260,7 @@ void breakdown_free(struct breakdown *b)
 			chan_free(&b->cpus[i].out[k]);
 		}
 	}
-	for (size_t i = 0; b->has_values && b->cpus && i < b->n; i++)
+	for (size_t i = 0; b->def.ch && b->cpus && i < b->n; i++)
 		chan_free(&b->cpus[i].value);
 	for (size_t i = 0; b->sorted && i < b->n; i++)
 		chan_free(&b->sorted[i]);

@@ -62,9 +62,8 @@ struct breakdown {
 	struct chan *sorted; /* the sort outputs, one per row */
 	struct chan_sort sort;
 	int sorting; /* the sort block is set up */
-	struct breakdown_def def; /* task runtimes */
+	struct breakdown_def def; /* task runtimes (def.ch set: the value channels exist) */
 	int started; /* task runtimes: rows written since the first change */
-	int has_values; /* task runtimes: the value channels exist */
 };
 
 /* Opens OUTDIR/<model>-breakdown.{prv,pcf,row} with a row per physical
