@@ -198,17 +198,20 @@ emu_ok "SIGTERM to the recorder: ovni emu accepts the trace" "$TMP/fw"
 # A SIGTERM at any moment of the start (before the program runs, while it
 # starts) stops the program too: never a recorder gone and a program left
 # running untraced.
+# The program's command line is unique to this run (its pid in the sleep
+# time): other runs of this test on the machine are not counted or killed.
 left=0
+dur=1000.$$
 for delay in 0 0.001 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.1; do
 	rm -rf "$TMP/early"
-	"$OVNI" record -o "$TMP/early" -- sleep 31.25 >/dev/null 2>&1 &
+	"$OVNI" record -o "$TMP/early" -- sleep $dur >/dev/null 2>&1 &
 	rpid=$!
 	sleep $delay
 	kill -TERM "$rpid"
 	wait "$rpid"
 	sleep 0.05
-	pgrep -f "sleep 31.25" >/dev/null && left=$((left + 1))
-	pkill -f "sleep 31.25"
+	pgrep -xf "sleep $dur" >/dev/null && left=$((left + 1))
+	pkill -xf "sleep $dur"
 done
 same "SIGTERM early in the start (10 delays): no program left running" "$left" 0
 
