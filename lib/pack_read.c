@@ -383,39 +383,38 @@ struct byte_src *pack_member_src(struct pack *p, struct pack_member *m)
 	return &ms->src;
 }
 
+struct copy_dst {
+	char *s;
+	size_t n;
+};
+
+static int copy_block(void *arg, const uint8_t *raw, size_t n)
+{
+	struct copy_dst *d = arg;
+	memcpy(d->s + d->n, raw, n);
+	d->n += n;
+	return 0;
+}
+
 char *pack_member_read(struct pack *p, struct pack_member *m, size_t *len)
 {
 	if (m->size > (1u << 30)) {
 		msg_err("%s: member %s: too big to read into memory", p->path, m->path);
 		return NULL;
 	}
-	char *s = malloc(m->size + 1);
-	struct block_reader br;
-	if (!s || br_init(&br, p, m) < 0) {
-		free(s);
+	struct copy_dst d = { malloc(m->size + 1), 0 };
+	if (!d.s) {
 		msg_err("out of memory");
 		return NULL;
 	}
-	size_t n = 0;
-	while (br.next < m->nblocks) {
-		if (block_next(&br) < 0) {
-			free(s);
-			s = NULL;
-			break;
-		}
-		memcpy(s + n, br.raw, br.raw_len);
-		n += br.raw_len;
+	uint64_t done = 0;
+	if (pack_member_each(p, m, copy_block, &d, NULL, NULL, &done, m->size) < 0) {
+		free(d.s);
+		return NULL;
 	}
-	if (s && br_at_end(&br) < 0) {
-		free(s);
-		s = NULL;
-	}
-	br_free(&br);
-	if (s) {
-		s[n] = '\0';
-		*len = n;
-	}
-	return s;
+	d.s[d.n] = '\0';
+	*len = d.n;
+	return d.s;
 }
 
 /* Calls each(arg, raw, n) on every block of m, in order. */
