@@ -310,12 +310,11 @@ static int block_next(struct block_reader *br)
 	return 0;
 }
 
-static int br_init(struct block_reader *br, struct pack *p, struct pack_member *m)
+static void br_init(struct block_reader *br, struct pack *p, struct pack_member *m)
 {
 	memset(br, 0, sizeof(*br));
 	br->p = p;
 	br->m = m;
-	return 0;
 }
 
 static void br_free(struct block_reader *br)
@@ -373,10 +372,7 @@ struct byte_src *pack_member_src(struct pack *p, struct pack_member *m)
 		msg_err("out of memory");
 		return NULL;
 	}
-	if (br_init(&ms->br, p, m) < 0) {
-		free(ms);
-		return NULL;
-	}
+	br_init(&ms->br, p, m);
 	ms->src.read = member_read;
 	ms->src.close = member_close;
 	ms->src.size = m->size;
@@ -422,8 +418,7 @@ int pack_member_each(struct pack *p, struct pack_member *m, int (*each)(void *, 
 		       pack_progress_fn progress, void *parg, uint64_t *done, uint64_t total)
 {
 	struct block_reader br;
-	if (br_init(&br, p, m) < 0)
-		return -1;
+	br_init(&br, p, m);
 	int rc = 0;
 	while (rc == 0 && br.next < m->nblocks) {
 		if (block_next(&br) < 0 || (each && each(arg, br.raw, br.raw_len) < 0))
