@@ -310,12 +310,11 @@ static int block_next(struct block_reader *br)
 	return 0;
 }
 
-static int br_init(struct block_reader *br, struct pack *p, struct pack_member *m)
+static void br_init(struct block_reader *br, struct pack *p, struct pack_member *m)
 {
 	memset(br, 0, sizeof(*br));
 	br->p = p;
 	br->m = m;
-	return 0;
 }
 
 static void br_free(struct block_reader *br)
@@ -373,14 +372,24 @@ struct byte_src *pack_member_src(struct pack *p, struct pack_member *m)
 		msg_err("out of memory");
 		return NULL;
 	}
-	if (br_init(&ms->br, p, m) < 0) {
-		free(ms);
-		return NULL;
-	}
+	br_init(&ms->br, p, m);
 	ms->src.read = member_read;
 	ms->src.close = member_close;
 	ms->src.size = m->size;
 	return &ms->src;
+}
+
+struct copy_dst {
+	char *s;
+	size_t n;
+};
+
+static int copy_block(void *arg, const uint8_t *raw, size_t n)
+{
+	struct copy_dst *d = arg;
+	memcpy(d->s + d->n, raw, n);
+	d->n += n;
+	return 0;
 }
 
 char *pack_member_read(struct pack *p, struct pack_member *m, size_t *len)
@@ -389,33 +398,19 @@ char *pack_member_read(struct pack *p, struct pack_member *m, size_t *len)
 		msg_err("%s: member %s: too big to read into memory", p->path, m->path);
 		return NULL;
 	}
-	char *s = malloc(m->size + 1);
-	struct block_reader br;
-	if (!s || br_init(&br, p, m) < 0) {
-		free(s);
+	struct copy_dst d = { malloc(m->size + 1), 0 };
+	if (!d.s) {
 		msg_err("out of memory");
 		return NULL;
 	}
-	size_t n = 0;
-	while (br.next < m->nblocks) {
-		if (block_next(&br) < 0) {
-			free(s);
-			s = NULL;
-			break;
-		}
-		memcpy(s + n, br.raw, br.raw_len);
-		n += br.raw_len;
+	uint64_t done = 0;
+	if (pack_member_each(p, m, copy_block, &d, NULL, NULL, &done, m->size) < 0) {
+		free(d.s);
+		return NULL;
 	}
-	if (s && br_at_end(&br) < 0) {
-		free(s);
-		s = NULL;
-	}
-	br_free(&br);
-	if (s) {
-		s[n] = '\0';
-		*len = n;
-	}
-	return s;
+	d.s[d.n] = '\0';
+	*len = d.n;
+	return d.s;
 }
 
 /* Calls each(arg, raw, n) on every block of m, in order. */
@@ -423,8 +418,7 @@ int pack_member_each(struct pack *p, struct pack_member *m, int (*each)(void *, 
 		       pack_progress_fn progress, void *parg, uint64_t *done, uint64_t total)
 {
 	struct block_reader br;
-	if (br_init(&br, p, m) < 0)
-		return -1;
+	br_init(&br, p, m);
 	int rc = 0;
 	while (rc == 0 && br.next < m->nblocks) {
 		if (block_next(&br) < 0 || (each && each(arg, br.raw, br.raw_len) < 0))

@@ -95,7 +95,7 @@ oom:
 
 static int walk(const char *root, const char *rel, const struct stat *self, struct list *l)
 {
-	char *dir = *rel ? pack_join(root, rel) : strdup(root);
+	char *dir = pack_join(root, rel);
 	size_t n;
 	char **names = dir ? read_names(dir, &n) : NULL;
 	if (!names) {
@@ -104,7 +104,7 @@ static int walk(const char *root, const char *rel, const struct stat *self, stru
 	}
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
-		char *sub = *rel ? pack_join(rel, names[i]) : strdup(names[i]);
+		char *sub = pack_join(rel, names[i]);
 		char *full = pack_join(dir, names[i]);
 		struct stat st;
 		if (!sub || !full) {

@@ -338,7 +338,7 @@ static int load_archive_stream(struct trace *t, struct trace_stream *s, const ch
 {
 	struct pack *p = t->archive;
 	char path[TRACE_PATH_MAX];
-	if (!(s->relpath = strdup(rel)) || !(s->dir = *rel ? pack_join(t->root, rel) : strdup(t->root)))
+	if (!(s->relpath = strdup(rel)) || !(s->dir = pack_join(t->root, rel)))
 		goto oom;
 	if (join(path, rel, "stream.obs") < 0 || !(s->obs_name = strdup(path)))
 		return -1;
