@@ -3,6 +3,7 @@
  * rendered after every change, so a crash handler can write it with
  * system calls only. */
 #include "rt/rt.h"
+#include "io/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,14 +93,8 @@ static void write_text(struct rt_thread *t, const char *s, size_t len)
 		rt_warn("ERROR: cannot write %s: %s\n", tmp, strerror(errno));
 		return;
 	}
-	for (size_t w = 0; w < len;) {
-		ssize_t k = write(fd, s + w, len - w);
-		if (k <= 0) {
-			rt_warn("ERROR: cannot write %s\n", tmp);
-			break;
-		}
-		w += (size_t)k;
-	}
+	if (file_write_all(fd, s, len) != 0)
+		rt_warn("ERROR: cannot write %s\n", tmp);
 	close(fd);
 	if (rename(tmp, dst) != 0)
 		rt_warn("ERROR: cannot rename %s: %s\n", tmp, strerror(errno));

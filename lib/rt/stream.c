@@ -4,6 +4,7 @@
  * events. The bytes after the last event are zero: a reader of a cut stream
  * stops there. */
 #include "rt/rt.h"
+#include "io/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -185,13 +186,9 @@ static int copy_file(const char *src, const char *dst)
 	ssize_t r;
 	int rc = 0;
 	while ((r = read(in, buf, sizeof(buf))) > 0) {
-		for (ssize_t w = 0; w < r;) {
-			ssize_t k = write(out, buf + w, (size_t)(r - w));
-			if (k <= 0) {
-				rc = -1;
-				break;
-			}
-			w += k;
+		if (file_write_all(out, buf, (size_t)r) != 0) {
+			rc = -1;
+			break;
 		}
 	}
 	if (r < 0)

@@ -1,5 +1,6 @@
 /* Messages, thread ids and directories for the shim. */
 #include "rt/rt.h"
+#include "io/file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,17 +10,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-static void put(const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(2, s, n);
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
-}
 
 void rt_die(const char *func, const char *fmt, ...)
 {
@@ -33,7 +23,7 @@ void rt_die(const char *func, const char *fmt, ...)
 	size_t len = strlen(buf);
 	if (len + 1 < sizeof(buf))
 		buf[len++] = '\n';
-	put(buf, len);
+	file_write_all(2, buf, len);
 	abort();
 }
 
@@ -44,7 +34,7 @@ void rt_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	put(buf, strlen(buf));
+	file_write_all(2, buf, strlen(buf));
 }
 
 pid_t rt_gettid(void)
