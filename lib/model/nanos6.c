@@ -350,12 +350,7 @@ static void nanos6_free(struct emu *e)
 	struct nanos6 *n = emu_data(e, '6');
 	breakdown_free(&n->bd);
 	mchan_free(&n->ch);
-	for (size_t i = 0; n->procs && i < e->sys.nprocs; i++)
-		task_table_free(&n->procs[i]);
-	for (size_t i = 0; n->stacks && i < e->nthreads; i++)
-		task_stack_free(&n->stacks[i]);
-	free(n->procs);
-	free(n->stacks);
+	task_tables_free(n->procs, e->sys.nprocs, n->stacks, e->nthreads);
 	free(n);
 	e->mdata['6'] = NULL;
 }

@@ -279,12 +279,7 @@ static void openmp_free(struct emu *e)
 	struct openmp *o = emu_data(e, 'P');
 	breakdown_free(&o->bd);
 	mchan_free(&o->ch);
-	for (size_t i = 0; o->procs && i < e->sys.nprocs; i++)
-		task_table_free(&o->procs[i]);
-	for (size_t i = 0; o->stacks && i < e->nthreads; i++)
-		task_stack_free(&o->stacks[i]);
-	free(o->procs);
-	free(o->stacks);
+	task_tables_free(o->procs, e->sys.nprocs, o->stacks, e->nthreads);
 	free(o);
 	e->mdata['P'] = NULL;
 }

@@ -645,3 +645,13 @@ int task_types_label(const struct task_table *procs, size_t nprocs, const struct
 	task_values_free(&seen);
 	return rc;
 }
+
+void task_tables_free(struct task_table *procs, size_t nprocs, struct task_stack *stacks, size_t nthreads)
+{
+	for (size_t i = 0; procs && i < nprocs; i++)
+		task_table_free(&procs[i]);
+	for (size_t i = 0; stacks && i < nthreads; i++)
+		task_stack_free(&stacks[i]);
+	free(procs);
+	free(stacks);
+}

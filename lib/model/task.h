@@ -177,6 +177,9 @@ void task_values_free(struct task_values *v);
  * failf when another label has the same value. */
 int task_values_add(struct task_values *v, const struct task_type *ty);
 
+/* Frees the nprocs tables and nthreads stacks and both arrays; NULL arrays are fine. */
+void task_tables_free(struct task_table *procs, size_t nprocs, struct task_stack *stacks, size_t nthreads);
+
 struct breakdown;
 struct mchan;
 /* Labels each type value of the nprocs tables once in the thread and CPU .pcf

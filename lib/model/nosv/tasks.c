@@ -53,12 +53,7 @@ void nosv_tasks_free(struct nosv *v)
 	struct nosv_tasks *t = v->tasks;
 	if (!t)
 		return;
-	for (size_t i = 0; t->procs && i < t->nprocs; i++)
-		task_table_free(&t->procs[i]);
-	for (size_t i = 0; t->stacks && i < t->nthreads; i++)
-		task_stack_free(&t->stacks[i]);
-	free(t->procs);
-	free(t->stacks);
+	task_tables_free(t->procs, t->nprocs, t->stacks, t->nthreads);
 	free(t);
 	v->tasks = NULL;
 }
