@@ -329,33 +329,10 @@ static int event(struct emu *e)
 	return 0;
 }
 
-/* The type labels go to the .pcf once per value, process by process. */
-static int add_type_values(struct emu *e, struct nanos6 *n)
-{
-	struct task_values vals;
-	int rc = 0;
-	task_values_init(&vals);
-	for (size_t i = 0; i < e->sys.nprocs && rc == 0; i++) {
-		const struct task_table *t = &n->procs[i];
-		for (size_t k = 0; k < task_type_count(t) && rc == 0; k++) {
-			const struct task_type *ty = task_type_at(t, k);
-			int r = task_values_add(&vals, ty);
-			if (r < 0)
-				rc = -1;
-			else if (r > 0)
-				rc = pcf_add_value(n->ch.th_pcf[CH_TYPE], ty->value, ty->label) ||
-				     pcf_add_value(n->ch.cpu_pcf[CH_TYPE], ty->value, ty->label) ||
-				     breakdown_add_value(&n->bd, ty->value, ty->label);
-		}
-	}
-	task_values_free(&vals);
-	return rc ? -1 : 0;
-}
-
 static int finish(struct emu *e)
 {
 	struct nanos6 *n = emu_data(e, '6');
-	if (add_type_values(e, n) != 0)
+	if (task_types_label(n->procs, e->sys.nprocs, &n->ch, CH_TYPE, &n->bd, 0) != 0)
 		return -1;
 	if (e->partial || !e->opts.lint)
 		return 0;
@@ -373,12 +350,7 @@ static void nanos6_free(struct emu *e)
 	struct nanos6 *n = emu_data(e, '6');
 	breakdown_free(&n->bd);
 	mchan_free(&n->ch);
-	for (size_t i = 0; n->procs && i < e->sys.nprocs; i++)
-		task_table_free(&n->procs[i]);
-	for (size_t i = 0; n->stacks && i < e->nthreads; i++)
-		task_stack_free(&n->stacks[i]);
-	free(n->procs);
-	free(n->stacks);
+	task_tables_free(n->procs, e->sys.nprocs, n->stacks, e->nthreads);
 	free(n);
 	e->mdata['6'] = NULL;
 }

@@ -260,35 +260,10 @@ static int event(struct emu *e)
 	return substack_apply(mchan_th(&o->ch, th->gindex, CH_SUBSYSTEM), op);
 }
 
-/* The labels of every type in the .pcf, once per value. */
-static int add_labels(struct openmp *o, struct emu *e)
-{
-	struct task_values seen;
-	task_values_init(&seen);
-	int rc = 0;
-	for (size_t p = 0; p < e->sys.nprocs && rc == 0; p++) {
-		const struct task_table *tt = &o->procs[p];
-		for (size_t i = 0; i < task_type_count(tt) && rc == 0; i++) {
-			const struct task_type *ty = task_type_at(tt, i);
-			int r = task_values_add(&seen, ty);
-			if (r <= 0) {
-				rc = r;
-				continue;
-			}
-			if (pcf_add_value(o->ch.th_pcf[CH_LABEL], ty->value, ty->label) != 0 ||
-			    pcf_add_value(o->ch.cpu_pcf[CH_LABEL], ty->value, ty->label) != 0 ||
-			    (o->bd.pcf && breakdown_add_value(&o->bd, ty->value, ty->label) != 0))
-				rc = -1;
-		}
-	}
-	task_values_free(&seen);
-	return rc;
-}
-
 static int finish(struct emu *e)
 {
 	struct openmp *o = emu_data(e, 'P');
-	if (add_labels(o, e) != 0)
+	if (task_types_label(o->procs, e->sys.nprocs, &o->ch, CH_LABEL, &o->bd, 0) != 0)
 		return -1;
 	if (e->partial || !e->opts.lint)
 		return 0;
@@ -304,12 +279,7 @@ static void openmp_free(struct emu *e)
 	struct openmp *o = emu_data(e, 'P');
 	breakdown_free(&o->bd);
 	mchan_free(&o->ch);
-	for (size_t i = 0; o->procs && i < e->sys.nprocs; i++)
-		task_table_free(&o->procs[i]);
-	for (size_t i = 0; o->stacks && i < e->nthreads; i++)
-		task_stack_free(&o->stacks[i]);
-	free(o->procs);
-	free(o->stacks);
+	task_tables_free(o->procs, e->sys.nprocs, o->stacks, e->nthreads);
 	free(o);
 	e->mdata['P'] = NULL;
 }

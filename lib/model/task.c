@@ -7,7 +7,10 @@
 
 #include "chan/fail.h"
 #include "io/msg.h"
+#include "emu/mchan.h"
 #include "labelhash.h"
+#include "model/breakdown.h"
+#include "paraver/pcf.h"
 
 enum {
 	TASK_POOL_SLAB = 1024, /* items per pool allocation */
@@ -615,4 +618,40 @@ int task_values_add(struct task_values *v, const struct task_type *ty)
 	if (u32map_put(&v->labels, ty->value, ty->label) != 0)
 		return failf("out of memory");
 	return 1;
+}
+
+int task_types_label(const struct task_table *procs, size_t nprocs, const struct mchan *ch, size_t ch_type,
+		     struct breakdown *bd, int skip_clashes)
+{
+	struct task_values seen;
+	task_values_init(&seen);
+	int rc = 0;
+	for (size_t p = 0; p < nprocs && rc == 0; p++) {
+		const struct task_table *tt = &procs[p];
+		for (size_t i = 0; i < task_type_count(tt) && rc == 0; i++) {
+			const struct task_type *ty = task_type_at(tt, i);
+			int r = task_values_add(&seen, ty);
+			if (r < 0) {
+				if (!skip_clashes)
+					rc = -1;
+			} else if (r > 0) {
+				if (pcf_add_value(ch->th_pcf[ch_type], ty->value, ty->label) != 0 ||
+				    pcf_add_value(ch->cpu_pcf[ch_type], ty->value, ty->label) != 0 ||
+				    breakdown_add_value(bd, ty->value, ty->label) != 0)
+					rc = -1;
+			}
+		}
+	}
+	task_values_free(&seen);
+	return rc;
+}
+
+void task_tables_free(struct task_table *procs, size_t nprocs, struct task_stack *stacks, size_t nthreads)
+{
+	for (size_t i = 0; procs && i < nprocs; i++)
+		task_table_free(&procs[i]);
+	for (size_t i = 0; stacks && i < nthreads; i++)
+		task_stack_free(&stacks[i]);
+	free(procs);
+	free(stacks);
 }

@@ -177,6 +177,17 @@ void task_values_free(struct task_values *v);
  * failf when another label has the same value. */
 int task_values_add(struct task_values *v, const struct task_type *ty);
 
+/* Frees the nprocs tables and nthreads stacks and both arrays; NULL arrays are fine. */
+void task_tables_free(struct task_table *procs, size_t nprocs, struct task_stack *stacks, size_t nthreads);
+
+struct breakdown;
+struct mchan;
+/* Labels each type value of the nprocs tables once in the thread and CPU .pcf
+ * of channel ch_type and in bd. Two labels on one value fail, unless
+ * skip_clashes (a run cut short only needs its labels). */
+int task_types_label(const struct task_table *procs, size_t nprocs, const struct mchan *ch, size_t ch_type,
+		     struct breakdown *bd, int skip_clashes);
+
 void task_idset_init(struct task_idset *s);
 void task_idset_free(struct task_idset *s);
 int task_idset_has(const struct task_idset *s, uint32_t id);

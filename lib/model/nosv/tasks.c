@@ -53,12 +53,7 @@ void nosv_tasks_free(struct nosv *v)
 	struct nosv_tasks *t = v->tasks;
 	if (!t)
 		return;
-	for (size_t i = 0; t->procs && i < t->nprocs; i++)
-		task_table_free(&t->procs[i]);
-	for (size_t i = 0; t->stacks && i < t->nthreads; i++)
-		task_stack_free(&t->stacks[i]);
-	free(t->procs);
-	free(t->stacks);
+	task_tables_free(t->procs, t->nprocs, t->stacks, t->nthreads);
 	free(t);
 	v->tasks = NULL;
 }
@@ -157,30 +152,7 @@ int nosv_task_event(struct nosv *v, struct emu *e)
 
 int nosv_types_finish(struct nosv *v, struct emu *e)
 {
-	struct nosv_tasks *t = v->tasks;
-	struct task_values seen;
-	task_values_init(&seen);
-	int rc = 0;
-	for (size_t i = 0; i < t->nprocs && rc == 0; i++) {
-		const struct task_table *tt = &t->procs[i];
-		for (size_t k = 0; k < task_type_count(tt) && rc == 0; k++) {
-			const struct task_type *ty = task_type_at(tt, k);
-			int r = task_values_add(&seen, ty);
-			if (r < 0) {
-				/* a run cut short only needs its labels */
-				if (e->partial)
-					continue;
-				rc = -1;
-			} else if (r > 0) {
-				if (pcf_add_value(v->ch.th_pcf[NOSV_TYPE], ty->value, ty->label) != 0 ||
-				    pcf_add_value(v->ch.cpu_pcf[NOSV_TYPE], ty->value, ty->label) != 0 ||
-				    breakdown_add_value(&v->bd, ty->value, ty->label) != 0)
-					rc = -1;
-			}
-		}
-	}
-	task_values_free(&seen);
-	return rc;
+	return task_types_label(v->tasks->procs, v->tasks->nprocs, &v->ch, NOSV_TYPE, &v->bd, e->partial);
 }
 
 int nosv_tasks_check(struct nosv *v, struct emu *e)
