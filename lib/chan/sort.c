@@ -64,6 +64,12 @@ static int on_input(struct chan *c, void *arg)
 	s->values[in->index] = new;
 	size_t lo, hi;
 	chan_sort_replace(s->sorted, s->n, old, new, &lo, &hi);
+	if (!s->started) {
+		/* the first change writes every row, as the reference's timelines begin */
+		s->started = 1;
+		lo = 0;
+		hi = s->n - 1;
+	}
 	for (size_t k = lo; k <= hi; k++)
 		chan_set_any(s->outputs[k], value_int64(s->sorted[k]));
 	return 0;
@@ -92,9 +98,6 @@ int chan_sort_init(struct chan_sort *s, struct chan *const *inputs, struct chan 
 		if (chan_on_dirty(inputs[i], on_input, &s->ins[i]) != 0)
 			return failf("out of memory for a sort block of %zu channels", n);
 	}
-	for (size_t i = 0; i < n; i++)
-		if (chan_set(outputs[i], value_int64(0)) != 0)
-			return -1;
 	return 0;
 }
 

@@ -22,11 +22,14 @@ struct chan_sort {
 	int64_t *values; /* the value of every input, as sorted */
 	int64_t *sorted; /* ascending */
 	struct chan_sort_input *ins;
+	int started; /* an input has changed: every output has been written */
 };
 
-/* Hooks the block to the inputs and sets every output to 0 (dirty, so the
- * first propagation writes them all). The outputs get CHAN_DIRTY_WRITE and
- * CHAN_ALLOW_DUP. The block must not move after. -1 after failf. */
+/* Hooks the block to the inputs. Nothing is written until an input first
+ * changes its value (null counts as 0): then every output is written, in
+ * order; after that only the outputs whose value moved. The outputs get
+ * CHAN_DIRTY_WRITE and CHAN_ALLOW_DUP. The block must not move after. -1
+ * after failf. */
 int chan_sort_init(struct chan_sort *s, struct chan *const *inputs, struct chan *const *outputs, size_t n);
 void chan_sort_free(struct chan_sort *s);
 

@@ -112,18 +112,13 @@ static int init_row(struct breakdown *b, size_t i)
 	return bay_add(&b->e->bay, &b->sorted[i]);
 }
 
-int breakdown_connect(struct breakdown *b)
+/* The sort block from the CPUs' values ins[] to the rows, written to the
+ * .prv as the block writes them. */
+static int sort_rows(struct breakdown *b, struct chan **ins)
 {
-	struct chan **ins = calloc(b->n + 1, sizeof(*ins));
 	struct chan **outs = calloc(b->n + 1, sizeof(*outs));
-	int rc = ins && outs ? 0 : failf("out of memory");
+	int rc = outs ? 0 : failf("out of memory");
 	for (size_t i = 0; i < b->n && rc == 0; i++) {
-		struct breakdown_cpu *bc = &b->cpus[i];
-		if (!bc->nstages) {
-			rc = failf("CPU %zu has no value", bc->cpu);
-			break;
-		}
-		ins[i] = &bc->out[bc->nstages - 1];
 		outs[i] = &b->sorted[i];
 		rc = init_row(b, i);
 	}
@@ -133,8 +128,24 @@ int breakdown_connect(struct breakdown *b)
 	}
 	for (size_t i = 0; i < b->n && rc == 0; i++)
 		rc = prv_register(&b->pvt.prv, i, b->type, outs[i], PRV_SKIPDUP | PRV_ZERO);
-	free(ins);
 	free(outs);
+	return rc;
+}
+
+int breakdown_connect(struct breakdown *b)
+{
+	struct chan **ins = calloc(b->n + 1, sizeof(*ins));
+	int rc = ins ? 0 : failf("out of memory");
+	for (size_t i = 0; i < b->n && rc == 0; i++) {
+		struct breakdown_cpu *bc = &b->cpus[i];
+		if (!bc->nstages)
+			rc = failf("CPU %zu has no value", bc->cpu);
+		else
+			ins[i] = &bc->out[bc->nstages - 1];
+	}
+	if (rc == 0)
+		rc = sort_rows(b, ins);
+	free(ins);
 	if (rc != 0)
 		msg_err("%s: %s", b->pvt.name, fail_reason());
 	return rc;
@@ -156,15 +167,11 @@ static struct value task_value(const struct breakdown_cpu *c)
 	return c->pick_type ? chan_read(c->type) : ss;
 }
 
-static int start_rows(struct breakdown *b);
-
 static int update_task_value(struct breakdown_cpu *c)
 {
 	struct value v = task_value(c), now = chan_read(&c->value);
 	if (v.kind == now.kind && v.i == now.i)
 		return 0;
-	if (!c->b->started && start_rows(c->b) != 0)
-		return -1;
 	return chan_set(&c->value, v);
 }
 
@@ -182,20 +189,6 @@ static int on_task_source(struct chan *src, void *arg)
 	return update_task_value(arg);
 }
 
-/* The reference writes every row at the first change, not before: the
- * rows start then, all 0 but the changed ones (the sort block, hooked to
- * the changed value, writes those after). */
-static int start_rows(struct breakdown *b)
-{
-	b->started = 1;
-	for (size_t i = 0; i < b->n; i++) {
-		if (prv_register(&b->pvt.prv, i, b->type, &b->sorted[i], PRV_SKIPDUP | PRV_ZERO) != 0 ||
-		    chan_set(&b->sorted[i], value_int64(0)) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 static int add_labels(struct breakdown *b, const struct mchan_label *l)
 {
 	for (; l && l->label; l++)
@@ -204,7 +197,7 @@ static int add_labels(struct breakdown *b, const struct mchan_label *l)
 	return 0;
 }
 
-static int wire_task_cpu(struct breakdown *b, size_t i, struct chan **ins, struct chan **outs)
+static int wire_task_cpu(struct breakdown *b, size_t i, struct chan **ins)
 {
 	const struct breakdown_def *d = &b->def;
 	struct breakdown_cpu *c = &b->cpus[i];
@@ -218,8 +211,7 @@ static int wire_task_cpu(struct breakdown *b, size_t i, struct chan **ins, struc
 		return failf("out of memory");
 	chan_set_flags(&c->value, CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP);
 	ins[i] = &c->value;
-	outs[i] = &b->sorted[i];
-	if (bay_add(&b->e->bay, &c->value) != 0 || init_row(b, i) != 0)
+	if (bay_add(&b->e->bay, &c->value) != 0)
 		return -1;
 	if (chan_on_dirty(c->type, on_task_source, c) || chan_on_dirty(c->subsystem, on_task_subsystem, c) ||
 	    chan_on_dirty(c->idle, on_task_source, c))
@@ -233,18 +225,14 @@ int breakdown_init(struct breakdown *b, struct emu *e, const struct breakdown_de
 		return -1;
 	b->def = *def;
 	struct chan **ins = calloc(b->n + 1, sizeof(*ins));
-	struct chan **outs = calloc(b->n + 1, sizeof(*outs));
-	int rc = ins && outs ? 0 : failf("out of memory");
+	int rc = ins ? 0 : failf("out of memory");
 	for (size_t i = 0; i < b->n && rc == 0; i++)
-		rc = wire_task_cpu(b, i, ins, outs);
-	if (rc == 0) {
-		b->sorting = 1;
-		rc = chan_sort_init(&b->sort, ins, outs, b->n);
-	}
+		rc = wire_task_cpu(b, i, ins);
+	if (rc == 0)
+		rc = sort_rows(b, ins);
 	if (rc == 0)
 		rc = add_labels(b, def->ss_labels) || add_labels(b, def->idle_labels);
 	free(ins);
-	free(outs);
 	if (rc != 0)
 		msg_err("%s: %s", def->name, fail_reason());
 	return rc ? -1 : 0;

@@ -63,7 +63,6 @@ struct breakdown {
 	struct chan_sort sort;
 	int sorting; /* the sort block is set up */
 	struct breakdown_def def; /* task runtimes (def.ch set: the value channels exist) */
-	int started; /* task runtimes: rows written since the first change */
 };
 
 /* Opens OUTDIR/<model>-breakdown.{prv,pcf,row} with a row per physical

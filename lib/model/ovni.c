@@ -45,6 +45,8 @@ struct ovni {
 	struct mchan ch;
 	struct mchan_def *defs;
 	struct mark marks[NMARKS];
+	int order[NMARKS]; /* mark types as first declared: the .pcf and channel order */
+	int norder;
 	struct ovni_thread *th;
 	int warned_ocn;
 	char names[NMARKS][16]; /* channel names of the marks */
@@ -127,6 +129,7 @@ static int load_mark(struct ovni *o, const char *file, const char *where, const 
 	int stack = strcmp(kind->u.str.s, "stack") == 0;
 	if (!m->declared) {
 		m->declared = 1;
+		o->order[o->norder++] = (int)t;
 		m->stack = stack;
 		m->title = title->u.str.s;
 		m->where = where;
@@ -198,10 +201,9 @@ static int create(struct emu *e)
 	if (load_marks(e, o) != 0)
 		return -1;
 	size_t n = CH_NFIXED;
-	for (int t = 0; t < NMARKS; t++) {
+	for (int i = 0; i < o->norder; i++) {
+		int t = o->order[i];
 		struct mark *m = &o->marks[t];
-		if (!m->declared)
-			continue;
 		snprintf(o->names[t], sizeof(o->names[t]), "mark%d", t);
 		m->def = n;
 		o->defs[n++] = (struct mchan_def){
