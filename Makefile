@@ -61,7 +61,7 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tools/%)
 
 -include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all check bench valgrind install warnings clean zstd-check FORCE
+.PHONY: all check diffcheck bench valgrind install warnings clean zstd-check FORCE
 all: $(BIN)
 
 zstd-check:
@@ -111,6 +111,11 @@ TEST_ENV = OVNI=$(abspath $(B)/ovni) BUILD=$(abspath $(B)) SANITIZE=$(SANITIZE) 
 
 check: $(BIN) $(TEST_BIN) $(TOOL_BIN) $(CHECK_DEPS)
 	@$(TEST_ENV) sh tests/run.sh
+
+# Random traces against the reference in ../shared (not part of check).
+# DIFFCHECK_ARGS, e.g. "-n 2000" or "-m nosv -s 500".
+diffcheck: $(BIN)
+	@OVNI=$(abspath $(BIN)) bash tests/diffcheck.sh $(DIFFCHECK_ARGS)
 
 bench: $(BIN) $(TOOL_BIN) $(CHECK_DEPS)
 	@$(TEST_ENV) sh tests/bench/run.sh

@@ -58,26 +58,28 @@ struct cfg_view *pvt_add_view(struct pvt *t, const char *path, const char *title
 {
 	if (t->nviews == t->vcap) {
 		size_t cap = t->vcap ? t->vcap * 2 : 16;
-		struct cfg_view *v = realloc(t->views, cap * sizeof(*v));
-		if (!v)
+		struct cfg_view **vs = realloc(t->views, cap * sizeof(*vs));
+		if (!vs)
 			goto oom;
-		t->views = v;
+		t->views = vs;
 		t->vcap = cap;
 	}
-	struct cfg_view *v = &t->views[t->nviews];
-	memset(v, 0, sizeof(*v));
+	struct cfg_view *v = calloc(1, sizeof(*v));
+	if (!v)
+		goto oom;
 	size_t n = strlen(path) + 5;
 	v->path = malloc(n);
 	v->title = strdup(title);
 	v->label = strdup(label);
 	if (!v->path || !v->title || !v->label) {
 		cfg_view_free(v);
+		free(v);
 		goto oom;
 	}
 	snprintf(v->path, n, "%s.cfg", path);
 	v->type = type;
 	v->colors = colors;
-	t->nviews++;
+	t->views[t->nviews++] = v;
 	return v;
 oom:
 	failf("out of memory for the Paraver views");
@@ -140,7 +142,7 @@ void pvt_discard(struct pvt *t)
 int pvt_write_views(const struct pvt *t, const char *cfgdir)
 {
 	for (size_t i = 0; i < t->nviews; i++)
-		if (cfg_write(cfgdir, &t->views[i]) != 0)
+		if (cfg_write(cfgdir, t->views[i]) != 0)
 			return -1;
 	return 0;
 }
@@ -151,8 +153,10 @@ void pvt_free(struct pvt *t)
 	for (size_t i = 0; i < t->nrows && t->rows; i++)
 		free(t->rows[i]);
 	free(t->rows);
-	for (size_t i = 0; i < t->nviews; i++)
-		cfg_view_free(&t->views[i]);
+	for (size_t i = 0; i < t->nviews; i++) {
+		cfg_view_free(t->views[i]);
+		free(t->views[i]);
+	}
 	free(t->views);
 	pcf_free(&t->pcf);
 	free(t->name);

@@ -17,7 +17,7 @@ struct pvt {
 	struct pcf pcf;
 	char **rows; /* row labels */
 	size_t nrows;
-	struct cfg_view *views;
+	struct cfg_view **views; /* each its own allocation: callers keep pointers */
 	size_t nviews, vcap;
 	int open;
 };
@@ -27,7 +27,7 @@ int pvt_open(struct pvt *t, const char *dir, const char *name, size_t nrows);
 int pvt_set_row(struct pvt *t, size_t row, const char *label);
 /* Adds a view: path relative to the cfg directory (".cfg" appended),
  * window title and type label. Returns the view (to set colours) or NULL
- * after failf. */
+ * after failf; it stays valid until pvt_free. */
 struct cfg_view *pvt_add_view(struct pvt *t, const char *path, const char *title,
 			      const char *label, int type, int colors);
 /* Adds a colour to a custom palette view. -1 after failf. */
