@@ -8,9 +8,16 @@
 # traces with unordered regions (kernel events) `sort` first (the rewritten
 # streams), the emu step then running on the sorted copy.
 #
+# Then traces that `ovni record` writes from real programs (pthreads,
+# fork/exec, context switches, OpenMP through OMPT with clang's libomp,
+# MPI with MPICH and Open MPI under both launch orders, where installed):
+# the reference's ovnisort, then its ovniemu -l, must accept them and
+# write the same bytes as `ovni emu -l` (which sorts in memory).
+#
 # Usage: tests/diffcheck.sh [-n COUNT] [-s FIRST-SEED] [-j JOBS] [-m MODEL]
-#                           [-k] [-- GEN-ARGS]
+#                           [-k] [-R] [-- GEN-ARGS]
 #   -n COUNT   traces to try (default 200); seeds FIRST-SEED.. in order
+#   -R         skip the recorded programs
 #   -m MODEL   only this gen model (default: every model and mix in turn)
 #   -k         keep the work directory of each failure (printed)
 #   -- ARGS    one trace with exactly these gen arguments (replay a failure)
@@ -21,7 +28,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$REPO/../shared}
 REF=$SHARED/ref
 OVNI=${OVNI:-$REPO/ovni}
-count=200 seed0=1 jobs=$(nproc 2>/dev/null || echo 2) only= keep= replay=
+count=200 seed0=1 jobs=$(nproc 2>/dev/null || echo 2) only= keep= replay= records=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) count=$2; shift 2 ;;
@@ -29,6 +36,7 @@ while [ $# -gt 0 ]; do
 	-j) jobs=$2; shift 2 ;;
 	-m) only=$2; shift 2 ;;
 	-k) keep=1; shift ;;
+	-R) records=; shift ;;
 	--) shift; replay="$*"; break ;;
 	*) echo "diffcheck: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -76,8 +84,7 @@ rc_class() { if [ "$1" -eq 0 ]; then echo 0; else echo 1; fi; }
 
 # same WHAT REFDIR OURDIR FILES...: byte comparison; prints what differs.
 same() {
-	what=$1 a=$2 b=$3; shift 3
-	bad=0
+	local what=$1 a=$2 b=$3 f bad=0; shift 3
 	for f in "$@"; do
 		if [ ! -f "$b/$f" ]; then echo "#   $what $f: missing in ours"; bad=1
 		elif ! cmp -s "$a/$f" "$b/$f"; then echo "#   $what $f: differs"; bad=1; fi
@@ -134,6 +141,72 @@ run_one() {
 	fi
 }
 
+# rec_case NAME CMD...: records CMD (in $TMP/rec.NAME) and compares the
+# reference's sort + emu -l with ours, and dump -x and top.
+rec_case() {
+	local name=$1 d bad r1 r2; shift
+	d=$TMP/rec.$name
+	rm -rf "$d" && mkdir -p "$d" && cd "$d" || return 1
+	if ! timeout 300 "$@" >rec.out 2>&1; then
+		echo "not ok - record $name"; echo "#   $(tail -1 rec.out)"; return
+	fi
+	bad=0
+	"$REF/bin/ovnidump" -x trace >ref.dump 2>/dev/null; r1=$?
+	"$OVNI" dump -x trace >our.dump 2>/dev/null; r2=$?
+	{ [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && cmp -s ref.dump our.dump; } ||
+		{ echo "#   dump -x differs (exit $r2, reference $r1)"; bad=1; }
+	"$REF/bin/ovnitop" trace >ref.top 2>/dev/null; r1=$?
+	"$OVNI" top trace >our.top 2>/dev/null; r2=$?
+	{ [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && cmp -s ref.top our.top; } ||
+		{ echo "#   top differs (exit $r2, reference $r1)"; bad=1; }
+	cp -R trace ref
+	"$REF/bin/ovnisort" ref >ref.sort 2>&1 || { echo "#   the reference's sort fails"; bad=1; }
+	"$REF/bin/ovniemu" -l ref >ref.emu 2>&1; r1=$?
+	"$OVNI" emu -l -o our trace >our.emu 2>&1; r2=$?
+	if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
+		echo "#   emu -l: exit $r2, reference $r1"
+		grep -m1 -i -e error -e fatal ref.emu our.emu | sed 's/^/#     /'
+		bad=1
+	else
+		same emu ref our $(cd ref && ls *.prv *.pcf *.row) || bad=1
+	fi
+	if [ $bad -eq 0 ]; then echo "ok - record $name"; else
+		echo "not ok - record $name"; [ -n "$keep" ] && echo "#   kept in $d"; fi
+	[ -n "$keep" ] || rm -rf "$d"
+}
+
+# run_records: every real program this machine can build.
+run_records() {
+	local src=$REPO/tests bindir=$TMP/bin cc rec f
+	mkdir -p "$bindir"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+	cc=${HOSTCC:-gcc}
+	rec="$OVNI record -o trace --"
+	$cc -O1 -pthread -o "$bindir/threads" "$src/record/threads.c" &&
+		rec_case threads $rec "$bindir/threads" 6
+	$cc -O1 -pthread -o "$bindir/procs" "$src/record/procs.c" && {
+		rec_case fork $rec "$bindir/procs" fork
+		rec_case exec $rec "$bindir/procs" exec 3
+		rec_case forkexec $rec "$bindir/procs" forkexec
+		rec_case system $rec "$bindir/procs" system
+	}
+	$cc -O1 -pthread -o "$bindir/block" "$src/instr/block.c" &&
+		rec_case block $rec "$bindir/block"
+	if command -v clang >/dev/null 2>&1 && clang -fopenmp -O1 -o "$bindir/omp" "$src/instr/omp.c" 2>/dev/null; then
+		rec_case openmp $rec "$bindir/omp"
+	else
+		echo "# no clang -fopenmp: OpenMP skipped"
+	fi
+	for f in mpich openmpi; do
+		if command -v "mpicc.$f" >/dev/null 2>&1 && "mpicc.$f" -O1 -o "$bindir/mpi-$f" "$src/instr/mpi.c"; then
+			rec_case "mpi-$f-inside" "mpirun.$f" -n 4 $rec "$bindir/mpi-$f" ring
+			rec_case "mpi-$f-outside" $rec "mpirun.$f" -n 4 "$bindir/mpi-$f" allreduce
+		else
+			echo "# no mpicc.$f: MPI with $f skipped"
+		fi
+	done
+}
+
 log=$TMP/log
 : >"$log"
 start=$(date +%s)
@@ -147,6 +220,7 @@ else
 		s=$((s + 1))
 	done
 	wait
+	[ -z "$records" ] || run_records | tee -a "$log" | grep -v '^ok'
 fi
 passed=$(grep -c '^ok' "$log")
 failed=$(grep -c '^not ok' "$log")
