@@ -7,8 +7,8 @@
 
 #include "cmd/cmd.h"
 #include "gitrev.h"
-#include "io/msg.h"
-#include "version.h"
+#include "base/msg.h"
+#include "trace/version.h"
 
 static const struct command *const commands[] = {
 	&cmd_dump,

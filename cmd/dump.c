@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "dump.h"
-#include "events.h"
-#include "io/msg.h"
-#include "io/out.h"
-#include "player.h"
-#include "streamset.h"
-#include "trace.h"
+#include "dump/dump.h"
+#include "trace/events.h"
+#include "base/msg.h"
+#include "base/out.h"
+#include "trace/player.h"
+#include "trace/streamset.h"
+#include "trace/trace.h"
 
 static const char usage[] =
 	"Usage: ovni dump [OPTIONS] TRACEDIR|STREAMDIR\n"

@@ -12,8 +12,8 @@
 #include "emu/emu.h"
 #include "emu/model.h"
 #include "emu/presort.h"
-#include "io/msg.h"
-#include "salvage.h"
+#include "base/msg.h"
+#include "record/salvage.h"
 
 static const char usage[] =
 	"Usage: ovni emu [OPTIONS] TRACEDIR\n"

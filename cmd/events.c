@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "events.h"
-#include "io/msg.h"
-#include "io/out.h"
+#include "trace/events.h"
+#include "base/msg.h"
+#include "base/out.h"
 
 static const char usage[] =
 	"Usage: ovni events [MODEL]\n"

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "io/msg.h"
-#include "shim.h"
+#include "base/msg.h"
+#include "record/shim.h"
 
 static const char usage[] =
 	"Usage: ovni lib DIR\n"

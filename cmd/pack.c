@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "io/bar.h"
-#include "io/msg.h"
-#include "pack.h"
+#include "base/bar.h"
+#include "base/msg.h"
+#include "pack/pack.h"
 
 #define DEFAULT_LEVEL 3
 

@@ -17,13 +17,13 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "program.h"
-#include "events.h"
-#include "io/msg.h"
-#include "rt/state.h"
-#include "rankloom.h"
-#include "salvage.h"
-#include "shim.h"
+#include "record/program.h"
+#include "trace/events.h"
+#include "base/msg.h"
+#include "record/state.h"
+#include "record/rankloom.h"
+#include "record/salvage.h"
+#include "record/shim.h"
 
 static const char usage[] =
 	"Usage: ovni record [-o TRACEDIR] [--tmpdir DIR] [--events KINDS] [--loom NAME]\n"

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "io/msg.h"
-#include "sort.h"
-#include "trace.h"
+#include "base/msg.h"
+#include "sort/sort.h"
+#include "trace/trace.h"
 
 static const char usage[] =
 	"Usage: ovni sort [-c] [-n N] TRACEDIR\n"

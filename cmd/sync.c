@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "io/msg.h"
-#include "sync.h"
+#include "base/msg.h"
+#include "sync/sync.h"
 
 static const char usage[] =
 	"Usage: ovni sync [OPTIONS] [TRACEDIR]\n"

@@ -3,12 +3,12 @@
 #include <stdlib.h>
 
 #include "cmd/cmd.h"
-#include "evcount.h"
-#include "io/msg.h"
-#include "io/out.h"
-#include "player.h"
-#include "streamset.h"
-#include "trace.h"
+#include "dump/evcount.h"
+#include "base/msg.h"
+#include "base/out.h"
+#include "trace/player.h"
+#include "trace/streamset.h"
+#include "trace/trace.h"
 
 static const char usage[] =
 	"Usage: ovni top TRACEDIR|STREAMDIR\n"

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "io/bar.h"
-#include "io/msg.h"
-#include "pack.h"
+#include "base/bar.h"
+#include "base/msg.h"
+#include "pack/pack.h"
 
 static const char usage[] =
 	"Usage: ovni unpack [OPTIONS] FILE\n"

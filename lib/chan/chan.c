@@ -5,7 +5,7 @@
 
 #include "chan/bay.h"
 #include "chan/fail.h"
-#include "io/fmt.h"
+#include "base/fmt.h"
 
 const char *value_str(struct value v, char *buf)
 {

@@ -9,13 +9,13 @@
 #include <unistd.h>
 
 #include "chan/fail.h"
-#include "clkoff.h"
-#include "events.h"
+#include "trace/clkoff.h"
+#include "trace/events.h"
 #include "emu/presort.h"
 #include "emu/sched.h"
-#include "io/file.h"
-#include "io/msg.h"
-#include "version.h"
+#include "base/file.h"
+#include "base/msg.h"
+#include "trace/version.h"
 
 volatile sig_atomic_t emu_stop;
 

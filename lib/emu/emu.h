@@ -16,9 +16,9 @@
 #include "emu/presort.h"
 #include "emu/progress.h"
 #include "paraver/pvt.h"
-#include "player.h"
-#include "system.h"
-#include "trace.h"
+#include "trace/player.h"
+#include "trace/system.h"
+#include "trace/trace.h"
 
 struct emu_opts {
 	const char *tracedir;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "chan/fail.h"
-#include "io/msg.h"
+#include "base/msg.h"
 
 const char *mchan_suffix(int mode)
 {

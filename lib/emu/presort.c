@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/msg.h"
-#include "sort.h"
+#include "base/msg.h"
+#include "sort/sort.h"
 
 #define MIB (1024.0 * 1024.0)
 

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stream.h"
-#include "trace.h"
+#include "trace/stream.h"
+#include "trace/trace.h"
 
 #define PRESORT_DEFAULT_MIB 1024
 #define PRESORT_NAMED 3 /* streams named one by one; then a count */

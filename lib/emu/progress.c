@@ -4,7 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/msg.h"
+#include "base/msg.h"
 
 double progress_now(void)
 {

@@ -6,7 +6,7 @@
 
 #include "chan/fail.h"
 #include "chan/track.h"
-#include "io/msg.h"
+#include "base/msg.h"
 
 static int new_chan(struct emu *e, struct chan *c, const char *name, unsigned flags)
 {

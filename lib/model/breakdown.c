@@ -6,7 +6,7 @@
 
 #include "chan/bay.h"
 #include "chan/fail.h"
-#include "io/msg.h"
+#include "base/msg.h"
 #include "paraver/prv.h"
 
 static int count_physical(const struct emu *e)

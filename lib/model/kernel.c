@@ -7,7 +7,7 @@
 #include "chan/fail.h"
 #include "emu/emu.h"
 #include "emu/mchan.h"
-#include "io/msg.h"
+#include "base/msg.h"
 #include "paraver/prv.h"
 
 enum { CS_OUT = 3 }; /* the value shown while out of the CPU */

@@ -8,11 +8,11 @@
 #include "chan/fail.h"
 #include "emu/emu.h"
 #include "emu/mchan.h"
-#include "io/msg.h"
+#include "base/msg.h"
 #include "model/breakdown.h"
 #include "model/task.h"
 #include "paraver/prv.h"
-#include "stream.h"
+#include "trace/stream.h"
 
 enum { CH_TASKID, CH_TYPE, CH_SUBSYSTEM, CH_RANK, CH_THREAD, CH_IDLE, CH_MAX };
 

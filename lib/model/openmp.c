@@ -11,7 +11,7 @@
 #include "emu/emu.h"
 #include "emu/mchan.h"
 #include "emu/sched.h"
-#include "io/msg.h"
+#include "base/msg.h"
 #include "model/breakdown.h"
 #include "model/substack.h"
 #include "model/task.h"

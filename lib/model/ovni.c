@@ -10,8 +10,8 @@
 #include "emu/emu.h"
 #include "emu/mchan.h"
 #include "emu/sched.h"
-#include "io/msg.h"
-#include "json.h"
+#include "base/msg.h"
+#include "base/json.h"
 #include "paraver/prv.h"
 
 #define NMARKS 100 /* mark types 0..99, Paraver types 100..199 */

@@ -6,7 +6,7 @@
 
 #include "chan/fail.h"
 #include "emu/sched.h"
-#include "io/msg.h"
+#include "base/msg.h"
 #include "paraver/prv.h"
 
 static uint8_t closing(uint8_t c)

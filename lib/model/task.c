@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "chan/fail.h"
-#include "io/msg.h"
+#include "base/msg.h"
 #include "emu/mchan.h"
-#include "labelhash.h"
+#include "base/labelhash.h"
 #include "model/breakdown.h"
 #include "paraver/pcf.h"
 

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "u32map.h"
+#include "base/u32map.h"
 
 /* Per task, chosen by the model at creation. */
 enum task_flag {

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/msg.h"
-#include "io/out.h"
+#include "base/msg.h"
+#include "base/out.h"
 
 /* Colours that stay apart from each other on a white background. */
 static const unsigned char distinct[][3] = {

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "chan/fail.h"
-#include "io/msg.h"
-#include "io/out.h"
+#include "base/msg.h"
+#include "base/out.h"
 
 static const char header[] =
 	"DEFAULT_OPTIONS\n"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "chan/fail.h"
-#include "io/msg.h"
+#include "base/msg.h"
 
 struct prv_sink {
 	struct prv *prv;

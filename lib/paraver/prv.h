@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "chan/chan.h"
-#include "io/out.h"
+#include "base/out.h"
 
 /* Flags of a registration */
 #define PRV_EMITDUP 1u /* write a value equal to the previous one */

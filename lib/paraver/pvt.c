@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "chan/fail.h"
-#include "io/msg.h"
+#include "base/msg.h"
 #include "paraver/row.h"
 
 static char *path_of(const struct pvt *t, const char *ext)

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/msg.h"
-#include "io/out.h"
+#include "base/msg.h"
+#include "base/out.h"
 
 int row_write(const char *path, const char *const *labels, size_t n)
 {

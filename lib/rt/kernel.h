@@ -3,7 +3,7 @@
 #define OVNI_RT_KERNEL_H
 
 #include "rt/rt.h"
-#include "rt/state.h"
+#include "record/state.h"
 
 /* After the thread's OHx: starts recording its switches if asked to. */
 void rt_kernel_begin(struct rt_thread *t, struct rt_state *state);

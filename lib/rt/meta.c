@@ -3,7 +3,7 @@
  * rendered after every change, so a crash handler can write it with
  * system calls only. */
 #include "rt/rt.h"
-#include "io/file.h"
+#include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

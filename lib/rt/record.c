@@ -7,7 +7,7 @@
 #include "rt/instr.h"
 #include "rt/kernel.h"
 #include "rt/rt.h"
-#include "rt/state.h"
+#include "record/state.h"
 
 #include <dlfcn.h>
 #include <errno.h>

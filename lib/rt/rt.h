@@ -21,7 +21,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "rt/ovni.h"
 
 #define RT_API __attribute__((visibility("default")))

@@ -4,7 +4,7 @@
  * events. The bytes after the last event are zero: a reader of a cut stream
  * stops there. */
 #include "rt/rt.h"
-#include "io/file.h"
+#include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* Messages, thread ids and directories for the shim. */
 #include "rt/rt.h"
-#include "io/file.h"
+#include "base/file.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/out.h"
-#include "stream.h"
+#include "base/out.h"
+#include "trace/stream.h"
 
 static const char usage[] =
 	"Usage: gen-trace [OPTIONS] DIR\n"

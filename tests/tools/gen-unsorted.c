@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stream.h"
+#include "trace/stream.h"
 
 static const char usage[] =
 	"Usage: gen-unsorted [OPTIONS] DIR\n"

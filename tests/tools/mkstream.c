@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "trace/stream.h"
 
 static const char usage[] =
 	"Usage: mkstream FILE < LINES\n"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clkoff.h"
-#include "io/msg.h"
+#include "trace/clkoff.h"
+#include "base/msg.h"
 #include "t.h"
 #include "tstream.h"
 #include "ttrace.h"

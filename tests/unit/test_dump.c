@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dump.h"
-#include "io/out.h"
+#include "dump/dump.h"
+#include "base/out.h"
 #include "t.h"
 
 int main(void)

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "events.h"
-#include "io/out.h"
+#include "trace/events.h"
+#include "base/out.h"
 #include "t.h"
 
 #define MAX_SIGS 512

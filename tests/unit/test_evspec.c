@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evspec.h"
+#include "trace/evspec.h"
 #include "t.h"
 
 static int parses(const char *sig, const char *desc)

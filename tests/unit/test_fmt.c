@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/fmt.h"
-#include "io/out.h"
+#include "base/fmt.h"
+#include "base/out.h"
 #include "t.h"
 
 static void check_u64(uint64_t v)

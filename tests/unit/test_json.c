@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "t.h"
 
 static struct json *parse(const char *s)

@@ -1,5 +1,5 @@
 /* Task type values must equal the reference's for the same label. */
-#include "labelhash.h"
+#include "base/labelhash.h"
 #include "t.h"
 
 int main(void)

@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "tstream.h"
-#include "io/msg.h"
-#include "json.h"
-#include "meta.h"
+#include "base/msg.h"
+#include "base/json.h"
+#include "trace/meta.h"
 #include "t.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 /* A complete thread stream.json; %s is spliced into the "ovni" object. */
 static const char *head =

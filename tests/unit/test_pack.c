@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pack.h"
+#include "pack/pack.h"
 #include "t.h"
 
 static uint64_t rng = 88172645463325252ull;

@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "io/msg.h"
-#include "player.h"
+#include "base/msg.h"
+#include "trace/player.h"
 #include "t.h"
 #include "tstream.h"
 

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "salvage.h"
-#include "stream.h"
+#include "base/json.h"
+#include "record/salvage.h"
+#include "trace/stream.h"
 #include "t.h"
 
 static char dir[256];

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "salvage.h"
-#include "sort.h"
-#include "stream.h"
+#include "record/salvage.h"
+#include "sort/sort.h"
+#include "trace/stream.h"
 #include "t.h"
 #include "tstream.h"
 

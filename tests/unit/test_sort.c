@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sort.h"
-#include "stream.h"
+#include "sort/sort.h"
+#include "trace/stream.h"
 #include "t.h"
 
 struct tev {

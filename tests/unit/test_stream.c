@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/msg.h"
-#include "stream.h"
+#include "base/msg.h"
+#include "trace/stream.h"
 #include "t.h"
 #include "tstream.h"
 

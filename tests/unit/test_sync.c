@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clkoff.h"
-#include "sync.h"
-#include "system.h"
+#include "trace/clkoff.h"
+#include "sync/sync.h"
+#include "trace/system.h"
 #include "t.h"
 
 /* A sample whose true offset (rank 0 minus peer) is off, with one-way

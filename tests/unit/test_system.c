@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/msg.h"
-#include "system.h"
+#include "base/msg.h"
+#include "trace/system.h"
 #include "t.h"
-#include "trace.h"
+#include "trace/trace.h"
 #include "tstream.h"
 #include "ttrace.h"
 

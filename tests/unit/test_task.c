@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "chan/fail.h"
-#include "io/msg.h"
-#include "labelhash.h"
+#include "base/msg.h"
+#include "base/labelhash.h"
 #include "model/task.h"
 #include "t.h"
-#include "u32map.h"
+#include "base/u32map.h"
 
 /* The call fails and the reason contains want. */
 #define CHECK_FAIL(call, want, what) do { \

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/msg.h"
+#include "base/msg.h"
 #include "t.h"
-#include "trace.h"
+#include "trace/trace.h"
 #include "tstream.h"
 #include "ttrace.h"
 

@@ -1,7 +1,7 @@
 /* Version strings as the reference reads them in ovni.require and
  * ovni_version_check: X.Y.Z, anything after the patch number ignored. */
 #include "t.h"
-#include "version.h"
+#include "trace/version.h"
 
 static void ok_version(const char *s, int a, int b, int c)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stream.h"
+#include "trace/stream.h"
 
 struct membuf {
 	uint8_t *data;

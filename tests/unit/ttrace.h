@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stream.h"
+#include "trace/stream.h"
 
 static char tt_root[256];
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "chan/fail.h"
-#include "io/msg.h"
-#include "json.h"
+#include "base/msg.h"
+#include "base/json.h"
 #include "model/nosv/nosv.h"
 #include "paraver/prv.h"
 

@@ -9,10 +9,10 @@
 
 #include "chan/fail.h"
 #include "emu/sched.h"
-#include "io/msg.h"
-#include "json.h"
+#include "base/msg.h"
+#include "base/json.h"
 #include "paraver/prv.h"
-#include "stream.h"
+#include "trace/stream.h"
 
 const struct mchan_label nosv_ss_labels[] = {
 	{ NOSV_SS_UNKNOWN, "Unknown subsystem" },

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "chan/fail.h"
-#include "io/msg.h"
+#include "base/msg.h"
 #include "model/nosv/nosv.h"
 #include "model/task.h"
 

@@ -1,9 +1,0 @@
-/* kernel model 'K': context switches seen by the operating system. */
-#include "events/tables.h"
-
-static const struct evdecl events[] = {
-	{ "KCO", "is switched out of its CPU by the kernel" },
-	{ "KCI", "is switched back into its CPU by the kernel" },
-};
-
-const struct model_info model_kernel = { 'K', "kernel", "1.0.0", events, COUNT(events) };

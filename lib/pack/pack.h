@@ -1,0 +1,152 @@
+/* Pack archives: a whole trace directory in one file, compressed with zstd,
+ * every block checksummed, an index at the end so that one member can be
+ * read without the others. The layout is documented in docs/ovni-pack.1
+ * (FORMAT). Integers are little-endian. */
+#ifndef OVNI_PACK_H
+#define OVNI_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+#include "trace/stream.h"
+
+#define PACK_MAGIC "OVNIPACK"
+#define PACK_END_MAGIC "OVNIPEND"
+#define PACK_VERSION 1u
+#define PACK_HEADER_SIZE 16 /* magic, u32 version, u32 zero */
+#define PACK_TRAILER_SIZE 32 /* u64 index offset, u64 size, u64 xxh64, magic */
+#define PACK_BLOCK_MAGIC "OBLK"
+#define PACK_BLOCK_HEADER_SIZE 48
+#define PACK_INDEX_MAGIC "OIDX"
+#define PACK_BLOCK_TARGET (1u << 20) /* member bytes per block: bounds reader memory */
+#define PACK_BLOCK_RAW_MAX (4u << 20) /* a block holds one whole jumbo event at most this big */
+#define PACK_PATH_MAX 4095
+
+enum pack_codec {
+	PACK_CODEC_ZSTD = 0, /* the bytes, zstd-compressed */
+	PACK_CODEC_EVENTS = 1, /* stream.obs events split into columns, then zstd */
+};
+
+enum pack_type { PACK_FILE = 0, PACK_DIR = 1, PACK_LINK = 2 };
+
+/* Progress of long runs, called between blocks. */
+typedef void (*pack_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+struct pack_member {
+	char *path; /* relative, '/'-separated, no "." or ".." parts */
+	char *target; /* PACK_LINK: where the link points */
+	uint8_t type;
+	uint32_t mode; /* permission bits (07777) */
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	uint64_t size; /* PACK_FILE: bytes */
+	uint32_t nblocks;
+	uint64_t *blocks; /* file offset of each block, in member order */
+};
+
+struct pack {
+	char *path; /* the archive, for messages */
+	int fd;
+	uint64_t file_size, index_offset;
+	size_t n;
+	struct pack_member *members;
+	struct pack_member **by_path; /* members sorted by path, for pack_find */
+	struct pack_scratch *scratch; /* decoding buffers shared by every member: one thread reads */
+};
+
+/* Column transform of stream events (lib/pack_cols.c). pack_cols_encode
+ * writes the block of n raw bytes starting at an event boundary into dst
+ * (pack_cols_bound(n) bytes); bytes that do not parse as events are kept
+ * verbatim. Returns the encoded size. */
+size_t pack_cols_bound(size_t n);
+size_t pack_cols_encode(const uint8_t *src, size_t n, uint8_t *dst);
+/* Rebuilds exactly raw_size bytes into dst; returns 0, or -1 (with a reason
+ * in *why) when src is not a valid encoding. */
+int pack_cols_decode(const uint8_t *src, size_t n, uint8_t *dst, size_t raw_size, const char **why);
+/* Where to cut a stream.obs block: the end of the last whole event in
+ * buf[0, n) at most max bytes in, or n if the bytes stop looking like events. */
+size_t pack_cols_cut(const uint8_t *buf, size_t n, size_t max);
+
+/* Little-endian helpers shared by the writer and the reader. */
+static inline void pack_put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void pack_put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t pack_get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+static inline uint64_t pack_get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* xxh64 of the block header's first 40 bytes then the stored bytes. */
+uint64_t pack_block_check(const uint8_t *hdr, const void *stored, size_t n);
+uint64_t pack_hash(const void *p, size_t n);
+
+/* Reading (lib/pack_read.c). pack_is_archive: 1 if path is a regular file
+ * starting with the pack magic. */
+int pack_is_archive(const char *path);
+/* Opens and checks the trailer and index. Returns 0, or -1 after one error
+ * line naming the archive and offset. */
+int pack_open(struct pack *p, const char *path);
+void pack_close(struct pack *p);
+/* The member at path, or NULL. */
+struct pack_member *pack_find(struct pack *p, const char *path);
+/* A byte_src decoding member m block by block (memory: a few blocks). */
+struct byte_src *pack_member_src(struct pack *p, struct pack_member *m);
+/* The whole member in a malloc'd buffer (+1 byte NUL-terminated). */
+char *pack_member_read(struct pack *p, struct pack_member *m, size_t *len);
+
+/* Calls each(arg, bytes, n) on every block of m in order (each may be
+ * NULL: checks only); *done counts the bytes for progress(parg, done, total). */
+int pack_member_each(struct pack *p, struct pack_member *m, int (*each)(void *, const uint8_t *, size_t), void *arg,
+		     pack_progress_fn progress, void *parg, uint64_t *done, uint64_t total);
+/* Decodes every block of every member and checks every checksum. Returns
+ * 0, or -1 after an error naming the member and offset. */
+int pack_verify(struct pack *p, pack_progress_fn progress, void *arg);
+/* Writes every member under dir (created if missing). Refuses paths that
+ * leave dir and links pointing out of it; refuses existing files unless
+ * force. Returns 0 or -1 after an error. */
+int pack_extract(struct pack *p, const char *dir, int force, pack_progress_fn progress, void *arg);
+
+/* Writing (lib/pack_write.c). */
+struct pack_write_opts {
+	int level; /* zstd level */
+	int threads; /* compression threads, >= 1 */
+	int tar; /* write a ustar archive compressed by zstd instead */
+	pack_progress_fn progress;
+	void *arg;
+};
+/* Packs every file, directory and link under dir into out (created). */
+int pack_write(const char *dir, const char *out, const struct pack_write_opts *o);
+
+/* *b grown to at least n bytes (*cap its size): 0, or -1 out of memory. */
+static inline int pack_grow(uint8_t **b, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return 0;
+	uint8_t *g = realloc(*b, n);
+	if (!g)
+		return -1;
+	*b = g;
+	*cap = n;
+	return 0;
+}
+
+#endif

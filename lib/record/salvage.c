@@ -1,0 +1,405 @@
+#include "record/salvage.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "base/msg.h"
+#include "base/json.h"
+#include "trace/stream.h"
+#include "trace/trace.h"
+
+/* What the scan of a stream found. */
+struct scan {
+	uint64_t events, end, last_clock;
+	char thread; /* last OH value: 0 none, 'x' 'e' 'p' 'r' 'c' 'w' */
+	int kernel_out; /* last kernel event was KCO */
+	int unordered; /* inside OU[ ... OU]: clocks may go back (--kernel) */
+	uint64_t last_kco; /* clock of the last KCO */
+};
+
+/* Walks whole events from the header; stops at the first byte that cannot
+ * start one: the zero bytes the shim keeps after the last event, or a torn
+ * write. */
+static void scan(const uint8_t *p, uint64_t size, struct scan *s)
+{
+	memset(s, 0, sizeof(*s));
+	uint64_t off = STREAM_HEADER_SIZE;
+	while (off + EV_HEADER_SIZE <= size) {
+		const uint8_t *e = p + off;
+		uint64_t clock, n;
+		if ((e[0] & EV_FLAG_RESERVED) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
+			break;
+		memcpy(&clock, e + 4, 8);
+		if (clock < s->last_clock && !s->unordered)
+			break;
+		if (e[0] & EV_FLAG_JUMBO) {
+			uint32_t j;
+			if (off + EV_JUMBO_HEADER_SIZE > size)
+				break;
+			memcpy(&j, e + 12, 4);
+			n = EV_JUMBO_HEADER_SIZE + (uint64_t)j;
+		} else {
+			n = EV_HEADER_SIZE + EV_PAYLOAD_SIZE(e[0]);
+		}
+		if (off + n > size)
+			break;
+		s->events++;
+		if (clock > s->last_clock)
+			s->last_clock = clock;
+		if (e[1] == 'O' && e[2] == 'U')
+			s->unordered = e[3] == '[';
+		else if (e[1] == 'O' && e[2] == 'H')
+			s->thread = (char)e[3];
+		else if (e[1] == 'K' && e[2] == 'C')
+			s->kernel_out = e[3] == 'O';
+		if (e[1] == 'K' && e[2] == 'C' && e[3] == 'O')
+			s->last_kco = clock;
+		off += n;
+	}
+	s->end = off;
+}
+
+/* Events that close the thread at its last clock, in emulator order. */
+static size_t closing_events(const struct scan *s, uint8_t *buf, uint64_t *count)
+{
+	size_t n = 0;
+	*count = 0;
+	if (s->unordered) { /* cut inside a region: close it so it can be sorted */
+		if (s->kernel_out) { /* its switch-in is lost: the earliest safe time (lib/rt/kswitch.c) */
+			n += ev_encode(buf + n, "KCI", s->last_kco + 1, NULL, 0);
+			++*count;
+		}
+		n += ev_encode(buf + n, "OU]", s->last_clock, NULL, 0);
+		++*count;
+	} else if (s->kernel_out) {
+		n += ev_encode(buf + n, "KCI", s->last_clock, NULL, 0);
+		++*count;
+	}
+	if (s->thread == 'e')
+		return n;
+	++*count; /* the OHe */
+	switch (s->thread) {
+	case 0: {
+		uint8_t p[16] = { 0 };
+		int32_t cpu = -1, creator = -1;
+		memcpy(p, &cpu, 4);
+		memcpy(p + 4, &creator, 4);
+		n += ev_encode(buf + n, "OHx", s->last_clock, p, 16);
+		++*count;
+		break;
+	}
+	case 'p':
+	case 'w':
+		n += ev_encode(buf + n, "OHr", s->last_clock, NULL, 0);
+		++*count;
+		break;
+	default:
+		break;
+	}
+	n += ev_encode(buf + n, "OHe", s->last_clock, NULL, 0);
+	return n;
+}
+
+static int set(struct json *m, const char *key, struct json *v)
+{
+	return json_dotset(m, key, v);
+}
+
+/* The metadata of a repaired stream: what was on disk, plus every key the
+ * emulator requires. */
+static int fix_meta(const char *dir, const struct salvage_info *in)
+{
+	char path[4200], tmp[4200], err[256];
+	snprintf(path, sizeof(path), "%s/stream.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.stream.json.tmp", dir);
+	struct json *m = json_parse_file(path, err, sizeof(err));
+	if (!m || m->type != JSON_OBJECT) {
+		json_free(m);
+		m = json_new(JSON_OBJECT);
+		if (!m)
+			die("out of memory");
+	}
+	int bad = 0;
+	if (!json_get(m, "version"))
+		bad |= set(m, "version", json_new_number(METADATA_VERSION));
+	if (!json_dotget(m, "ovni.lib.version")) {
+		bad |= set(m, "ovni.lib.version", json_new_string("1.14.0"));
+		bad |= set(m, "ovni.lib.commit", json_new_string("ovni-record"));
+	}
+	bad |= set(m, "ovni.part", json_new_string("thread"));
+	bad |= set(m, "ovni.tid", json_new_number(in->tid));
+	bad |= set(m, "ovni.pid", json_new_number(in->pid));
+	bad |= set(m, "ovni.loom", json_new_string(in->loom));
+	bad |= set(m, "ovni.app_id", json_new_number(in->app_id));
+	if (!json_dotget(m, "ovni.require.ovni"))
+		bad |= set(m, "ovni.require.ovni", json_new_string("1.1.0"));
+	if (in->has_rank && !json_dotget(m, "ovni.rank")) {
+		bad |= set(m, "ovni.rank", json_new_number(in->rank));
+		bad |= set(m, "ovni.nranks", json_new_number(in->nranks));
+	}
+	if (!json_dotget(m, "ovni.loom_cpus") && in->ncpus) {
+		struct json *a = json_new(JSON_ARRAY);
+		for (size_t i = 0; a && i < in->ncpus; i++) {
+			struct json *c = json_new(JSON_OBJECT);
+			bad |= json_set(c, "index", json_new_number((double)i));
+			bad |= json_set(c, "phyid", json_new_number(in->phyid[i]));
+			bad |= json_append(a, c);
+		}
+		bad |= set(m, "ovni.loom_cpus", a);
+	}
+	bad |= set(m, "ovni.finished", json_new_number(1));
+	size_t len;
+	char *text = bad ? NULL : json_write_pretty(m, &len);
+	json_free(m);
+	if (!text)
+		die("out of memory");
+	FILE *f = fopen(tmp, "w");
+	int ok = f && fwrite(text, 1, len, f) == len;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	free(text);
+	if (!ok || rename(tmp, path) != 0) {
+		msg_err("%s: cannot write: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int is_finished(const char *dir)
+{
+	char path[4200], err[256];
+	snprintf(path, sizeof(path), "%s/stream.json", dir);
+	struct json *m = json_parse_file(path, err, sizeof(err));
+	long long fin = 0;
+	int r = m && json_int(json_dotget(m, "ovni.finished"), &fin) == 0 && fin == 1;
+	json_free(m);
+	return r;
+}
+
+/* A thread killed before its first event has nothing to close: the
+ * reference emulator rejects a stream without events ("is not dead") and
+ * an ending made up at clock 0 trips its clock gate, so the stream goes
+ * (OHC has no effect without its OHx). The process directory goes too
+ * when it is left empty. */
+static void drop_stream(const char *dir, struct salvage_result *out)
+{
+	char path[4200];
+	static const char *const files[] = { "stream.obs", "stream.json", ".stream.json.tmp" };
+	for (int k = 0; k < 3; k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
+		unlink(path);
+	}
+	rmdir(dir);
+	snprintf(path, sizeof(path), "%s", dir);
+	char *slash = strrchr(path, '/');
+	if (slash && slash != path) {
+		*slash = 0;
+		rmdir(path);
+	}
+	out->dropped = 1;
+}
+
+int salvage_stream(const char *dir, const struct salvage_info *in, struct salvage_result *out)
+{
+	char path[4200];
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "%s/stream.obs", dir);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && !is_finished(dir)) {
+		drop_stream(dir, out); /* killed while its stream was being made */
+		return 0;
+	}
+	if (fd < 0) {
+		msg_err("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		msg_err("%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	uint64_t size = (uint64_t)st.st_size;
+	struct scan s = { 0 };
+	s.end = STREAM_HEADER_SIZE;
+	uint8_t hdr[STREAM_HEADER_SIZE];
+	stream_header(hdr);
+	int header_ok = 0; /* a thread killed while its stream was made leaves zeros */
+	if (size >= STREAM_HEADER_SIZE) {
+		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			msg_err("%s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		scan(p, size, &s);
+		header_ok = memcmp(p, hdr, sizeof(hdr)) == 0;
+		munmap(p, size);
+	}
+	int finished = is_finished(dir);
+	int rc = 0;
+	if (!finished && s.events == 0) {
+		close(fd);
+		drop_stream(dir, out);
+		return 0;
+	}
+	if (!finished) {
+		uint8_t tail[128];
+		uint64_t added;
+		size_t n = closing_events(&s, tail, &added);
+		if ((!header_ok && pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) ||
+		    ftruncate(fd, (off_t)s.end) != 0 || pwrite(fd, tail, n, (off_t)s.end) != (ssize_t)n) {
+			msg_err("%s: cannot repair: %s", path, strerror(errno));
+			rc = -1;
+		} else {
+			out->repaired = 1;
+			out->cut_bytes = size > s.end ? size - s.end : 0;
+			s.events += added;
+			s.end += n;
+			if (fix_meta(dir, in) != 0)
+				rc = -1;
+		}
+	}
+	out->events = s.events;
+	out->bytes = s.end;
+	close(fd);
+	return rc;
+}
+
+static int copy_file(const char *src, const char *dst)
+{
+	FILE *in = fopen(src, "rb");
+	if (!in)
+		return -1;
+	FILE *out = fopen(dst, "wb");
+	int rc = out ? 0 : -1;
+	char buf[65536];
+	size_t r;
+	while (rc == 0 && (r = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, r, out) != r)
+			rc = -1;
+	if (ferror(in))
+		rc = -1;
+	fclose(in);
+	if (out && fclose(out) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* The file at dst: the same inode when possible (the reader never writes
+ * it), else a copy. */
+static int link_or_copy(const char *src, const char *dst, int must_copy)
+{
+	if (!must_copy && link(src, dst) == 0)
+		return 0;
+	if (copy_file(src, dst) != 0) {
+		msg_err("cannot copy %s to %s: %s", src, dst, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The CPUs of a loom, from any stream of it that lists them. */
+static void loom_cpus(const struct trace *t, const char *loom, int32_t **phyid, size_t *n)
+{
+	*phyid = NULL;
+	*n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct stream_meta *m = &t->streams[i].meta;
+		if (!m->has_cpus || !m->ncpus || !m->loom || strcmp(m->loom, loom) != 0)
+			continue;
+		*phyid = calloc(m->ncpus, sizeof(**phyid));
+		if (!*phyid)
+			die("out of memory");
+		for (size_t k = 0; k < m->ncpus; k++)
+			if (m->cpus[k].index >= 0 && (size_t)m->cpus[k].index < m->ncpus)
+				(*phyid)[m->cpus[k].index] = (int32_t)m->cpus[k].phyid;
+		*n = m->ncpus;
+		return;
+	}
+}
+
+static int salvage_one(const struct trace *t, const struct trace_stream *s, const char *dir, int *dropped)
+{
+	const struct stream_meta *m = &s->meta;
+	struct salvage_info in = { m->loom ? m->loom : "unknown.0", (int)m->pid, (int)m->tid,
+				   m->has_app_id ? (int)m->app_id : 1, m->has_rank, (int)m->rank, (int)m->nranks,
+				   NULL, 0 };
+	int32_t *phyid;
+	loom_cpus(t, in.loom, &phyid, &in.ncpus);
+	in.phyid = phyid;
+	struct salvage_result r;
+	int rc = salvage_stream(dir, &in, &r);
+	*dropped = r.dropped;
+	free(phyid);
+	return rc;
+}
+
+int salvage_copy(const char *path, const char *dst, size_t *ncut)
+{
+	struct trace t;
+	*ncut = 0;
+	if (trace_open(&t, path, 0) != 0)
+		return -1;
+	int rc = 0;
+	if (t.archive) {
+		msg_err("%s: a packed trace cannot be salvaged; unpack it first", path);
+		rc = -1;
+	}
+	for (size_t i = 0; rc == 0 && i < t.n; i++) {
+		const struct trace_stream *s = &t.streams[i];
+		char dir[4200], a[4300], b[4300];
+		snprintf(dir, sizeof(dir), "%s%s%s", dst, *s->relpath ? "/" : "", s->relpath);
+		if (file_mkdirs(dir, 0) != 0) {
+			msg_err("cannot create %s: %s", dir, strerror(errno));
+			rc = -1;
+			break;
+		}
+		int cut = !s->meta.finished;
+		static const char *const files[] = { "stream.obs", "stream.json" };
+		for (int k = 0; rc == 0 && k < 2; k++) {
+			snprintf(a, sizeof(a), "%s/%s", s->dir, files[k]);
+			snprintf(b, sizeof(b), "%s/%s", dir, files[k]);
+			rc = link_or_copy(a, b, cut);
+		}
+		if (rc == 0 && cut) {
+			int dropped = 0;
+			rc = salvage_one(&t, s, dir, &dropped);
+			++*ncut;
+			if (dropped)
+				msg_warn("%s: unfinished and without events: the thread is left out", s->obs_name);
+			else
+				msg_warn("%s: unfinished: the thread is ended at its last event", s->obs_name);
+		}
+	}
+	char a[4300], b[4300];
+	snprintf(a, sizeof(a), "%s/clock-offsets.txt", path);
+	snprintf(b, sizeof(b), "%s/clock-offsets.txt", dst);
+	if (rc == 0 && access(a, F_OK) == 0)
+		rc = link_or_copy(a, b, 0);
+	trace_close(&t);
+	return rc;
+}
+
+static int remove_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(p);
+	return 0;
+}
+
+void salvage_remove(const char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}

@@ -1,0 +1,53 @@
+/* nosv model 'V': tasks, scheduler and API calls of the nOS-V runtime. */
+#include "trace/events/tables.h"
+
+#define API(in, out, what) REGION(in, out, "the nOS-V call to " what)
+
+static const struct evdecl events[] = {
+	{ "VTc(u32 taskid, u32 typeid)", "creates task %{taskid} of type %{typeid}" },
+	{ "VTC(u32 taskid, u32 typeid)", "creates parallel task %{taskid} of type %{typeid}" },
+	{ "VTx(u32 taskid, u32 bodyid)", "starts running body %{bodyid} of task %{taskid}" },
+	{ "VTe(u32 taskid, u32 bodyid)", "finishes body %{bodyid} of task %{taskid}" },
+	{ "VTp(u32 taskid, u32 bodyid)", "pauses body %{bodyid} of task %{taskid}" },
+	{ "VTr(u32 taskid, u32 bodyid)", "resumes body %{bodyid} of task %{taskid}" },
+	{ "VYc+(u32 typeid, str label)", "declares task type %{typeid} labelled \"%{label}\"" },
+	{ "VSr", "receives a task from the scheduler" },
+	{ "VSs", "hands a task to another thread" },
+	{ "VS@", "takes a task from the scheduler for itself" },
+	{ "VSh", "enters the hungry state (waiting for a task)" },
+	{ "VSf", "leaves the hungry state (waiting for a task)" },
+	REGION("VS[", "VS]", "serving tasks to other threads as the scheduler"),
+	REGION("VSN", "VSn", "serving tasks as the scheduler (non-blocking path)"),
+	REGION("VU[", "VU]", "the submission of a task"),
+	REGION("VMa", "VMA", "a memory allocation"),
+	REGION("VMf", "VMF", "freeing memory"),
+	API("VAr", "VAR", "create a task"),
+	API("VAd", "VAD", "destroy a task"),
+	API("VAs", "VAS", "submit a task"),
+	API("VAp", "VAP", "pause the current task"),
+	API("VAy", "VAY", "yield"),
+	API("VAw", "VAW", "wait for some time"),
+	API("VAc", "VAC", "reach a scheduling point"),
+	API("VAa", "VAA", "attach a thread"),
+	API("VAe", "VAE", "detach a thread"),
+	API("VAl", "VAL", "lock a mutex"),
+	API("VAt", "VAT", "try to lock a mutex"),
+	API("VAu", "VAU", "unlock a mutex"),
+	API("VAb", "VAB", "wait in a barrier"),
+	API("VAo", "VAO", "wait on a condition variable"),
+	API("VAg", "VAG", "signal a condition variable"),
+	API("VAk", "VAK", "broadcast a condition variable"),
+	API("VAj", "VAJ", "join"),
+	API("VAm", "VAM", "join all"),
+	API("VAi", "VAI", "wait"),
+	API("VAn", "VAN", "wait for all"),
+	REGION("VHa", "VHA", "the role of an attached thread"),
+	REGION("VHw", "VHW", "the role of a worker thread"),
+	REGION("VHd", "VHD", "the role of the delegate thread"),
+	{ "VPp", "is progressing: busy, not idle" },
+	{ "VPr", "is resting: idle, waiting for work" },
+	{ "VPa", "is absorbing noise: idle on purpose" },
+	{ "VWC+(i64 value)", "reads its hardware counters; the first one is %{value}" },
+};
+
+const struct model_info model_nosv = { 'V', "nosv", "2.7.0", events, COUNT(events) };

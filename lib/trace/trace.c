@@ -1,0 +1,485 @@
+#include "trace/trace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "base/msg.h"
+#include "pack/pack.h"
+#include "pack/walk.h"
+
+#define TRACE_PATH_MAX 4096
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static int names_add(struct names *l, const char *s)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = strdup(s)))
+		return -1;
+	l->n++;
+	return 0;
+}
+
+static void names_free(struct names *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int join(char *dst, const char *a, const char *b)
+{
+	size_t la = strlen(a);
+	const char *sep = la && a[la - 1] != '/' ? "/" : "";
+	int n = snprintf(dst, TRACE_PATH_MAX, "%s%s%s", a, sep, b);
+	if (n < 0 || n >= TRACE_PATH_MAX) {
+		msg_err("%s%s%s: path too long", a, sep, b);
+		return -1;
+	}
+	return 0;
+}
+
+/* The state of the directory walk. One path buffer is extended and cut back
+ * at each level, and the names of every open level share one pool, so a
+ * deep tree costs neither stack nor allocations per directory. */
+struct walker {
+	char path[TRACE_PATH_MAX];
+	size_t relstart; /* where the part relative to the root begins */
+	char *pool; /* NUL-terminated names of the levels being walked */
+	size_t len, cap;
+	size_t *off; /* offsets of the names in pool */
+	size_t n, ncap;
+	struct names *found;
+};
+
+static int pool_add(struct walker *w, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	if (w->cap - w->len < n) {
+		size_t cap = w->cap ? 2 * w->cap : 4096;
+		while (cap - w->len < n)
+			cap *= 2;
+		char *p = realloc(w->pool, cap);
+		if (!p)
+			return -1;
+		w->pool = p;
+		w->cap = cap;
+	}
+	if (w->n == w->ncap) {
+		size_t ncap = w->ncap ? 2 * w->ncap : 256;
+		size_t *o = realloc(w->off, ncap * sizeof(*o));
+		if (!o)
+			return -1;
+		w->off = o;
+		w->ncap = ncap;
+	}
+	memcpy(w->pool + w->len, name, n);
+	w->off[w->n++] = w->len;
+	w->len += n;
+	return 0;
+}
+
+/* Adds the names in w->path to the pool, read in full before any recursion
+ * so that one directory is open at a time. */
+static int list_dir(struct walker *w)
+{
+	DIR *d = opendir(w->path);
+	if (!d) {
+		msg_err("cannot open directory %s: %s", w->path, strerror(errno));
+		return -1;
+	}
+	struct dirent *e;
+	int rc = 0;
+	errno = 0;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (pool_add(w, e->d_name) < 0) {
+			msg_err("out of memory listing %s", w->path);
+			rc = -1;
+			break;
+		}
+		errno = 0;
+	}
+	if (!rc && errno) {
+		msg_err("cannot read directory %s: %s", w->path, strerror(errno));
+		rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+static const char *rel_of(const struct walker *w, size_t pathlen)
+{
+	return pathlen > w->relstart ? w->path + w->relstart : "";
+}
+
+/* Adds to w->found the relative path of every directory under w->path
+ * (pathlen bytes long) holding a regular file, or a link to one, named
+ * stream.json. Links to directories are not followed: no loops, no
+ * duplicates. */
+static int walk(struct walker *w, size_t pathlen)
+{
+	size_t first = w->n, pool_len = w->len;
+	if (list_dir(w) < 0)
+		return -1;
+	size_t last = w->n;
+	int rc = 0;
+	for (size_t i = first; i < last && rc == 0; i++) {
+		const char *name = w->pool + w->off[i];
+		size_t nlen = strlen(name);
+		int sep = pathlen && w->path[pathlen - 1] != '/';
+		if (pathlen + (size_t)sep + nlen >= sizeof(w->path)) {
+			msg_err("%s/%s: path too long", w->path, name);
+			rc = -1;
+			break;
+		}
+		size_t sublen = pathlen;
+		if (sep)
+			w->path[sublen++] = '/';
+		memcpy(w->path + sublen, name, nlen + 1);
+		sublen += nlen;
+		struct stat st;
+		if (lstat(w->path, &st) != 0) {
+			if (errno != ENOENT) { /* else removed while we looked */
+				msg_err("cannot stat %s: %s", w->path, strerror(errno));
+				rc = -1;
+			}
+		} else if (S_ISDIR(st.st_mode)) {
+			rc = walk(w, sublen);
+		} else if (strcmp(name, "stream.json") == 0) {
+			if (S_ISLNK(st.st_mode) && stat(w->path, &st) != 0)
+				st.st_mode = 0; /* dangling link */
+			w->path[pathlen] = '\0';
+			if (S_ISREG(st.st_mode) && names_add(w->found, rel_of(w, pathlen)) < 0) {
+				msg_err("out of memory");
+				rc = -1;
+			}
+		}
+		w->path[pathlen] = '\0';
+	}
+	w->n = first;
+	w->len = pool_len;
+	return rc;
+}
+
+/* A buffer reused for every stream.json: allocating one per file makes the
+ * allocator map and unmap memory for each, which dominates large traces. */
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+static int read_file(const char *path, struct text *t)
+{
+	int r = file_read_all(path, &t->s, &t->cap, &t->len);
+	if (r != 0)
+		msg_err("%s: cannot %s: %s", path, r == FILE_CANNOT_OPEN ? "open" : "read", strerror(errno));
+	return r;
+}
+
+static int is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* s->json and s->meta from the stream.json text read from path. */
+static int parse_meta(struct trace_stream *s, const char *path, const char *text, size_t len, unsigned flags)
+{
+	char err[512];
+	if (!(s->json = json_parse(text, len, err, sizeof(err)))) {
+		msg_err("%s: %s", path, err);
+		return -1;
+	}
+	if (meta_load(&s->meta, s->json, path, flags) < 0)
+		return -1;
+	if (!s->meta.is_thread)
+		msg_warn("%s: ignoring stream of part \"%s\" (only thread streams are modelled)", path,
+			 json_dotget(s->json, "ovni.part")->u.str.s);
+	return 0;
+}
+
+static int load_stream(struct trace_stream *s, const char *root, const char *rel, unsigned flags, struct text *text)
+{
+	char path[TRACE_PATH_MAX];
+	if (!(s->relpath = strdup(rel)))
+		goto oom;
+	if (join(path, root, rel) < 0)
+		return -1;
+	if (!(s->dir = strdup(*rel ? path : root)))
+		goto oom;
+	if (join(path, rel, "stream.obs") < 0)
+		return -1;
+	if (!(s->obs_name = strdup(path)))
+		goto oom;
+
+	if (join(path, s->dir, "stream.obs") < 0)
+		return -1;
+	if (!is_file(path)) {
+		msg_err("%s: missing (a stream directory must hold stream.json and stream.obs)", path);
+		return -1;
+	}
+	if (join(path, s->dir, "stream.json") < 0 || read_file(path, text) < 0)
+		return -1;
+	return parse_meta(s, path, text->s, text->len, flags);
+oom:
+	msg_err("out of memory");
+	return -1;
+}
+
+static char *clean_root(const char *path)
+{
+	char *root = strdup(path);
+	if (!root)
+		return NULL;
+	size_t n = strlen(root);
+	while (n > 1 && root[n - 1] == '/')
+		root[--n] = '\0';
+	return root;
+}
+
+/* The stream directories of the trace at t->root, relative to it. */
+static int find_streams(struct trace *t, struct names *found)
+{
+	struct stat st;
+	if (stat(t->root, &st) != 0) {
+		msg_err("cannot open trace %s: %s", t->root, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		msg_err("%s: not a trace directory", t->root);
+		return -1;
+	}
+	char path[TRACE_PATH_MAX];
+	if (join(path, t->root, "stream.json") < 0)
+		return -1;
+	if (is_file(path))
+		return names_add(found, "") < 0 ? (msg_err("out of memory"), -1) : 0;
+	struct walker *w = calloc(1, sizeof(*w));
+	if (!w) {
+		msg_err("out of memory");
+		return -1;
+	}
+	size_t rootlen = strlen(t->root);
+	if (rootlen >= sizeof(w->path)) {
+		msg_err("%s: path too long", t->root);
+		free(w);
+		return -1;
+	}
+	memcpy(w->path, t->root, rootlen + 1);
+	w->relstart = rootlen + (t->root[rootlen - 1] != '/');
+	w->found = found;
+	int rc = walk(w, rootlen);
+	free(w->pool);
+	free(w->off);
+	free(w);
+	if (rc < 0)
+		return -1;
+	if (found->n == 0) {
+		msg_err("%s: no streams found (a stream is a directory holding stream.json and stream.obs)", t->root);
+		return -1;
+	}
+	qsort(found->v, found->n, sizeof(found->v[0]), cmp_str);
+	return 0;
+}
+
+/* The streams of a pack archive: every stream.json member next to a
+ * stream.obs member. */
+static int find_archive_streams(struct trace *t, struct names *found)
+{
+	struct pack *p = t->archive;
+	for (size_t i = 0; i < p->n; i++) {
+		struct pack_member *m = &p->members[i];
+		size_t n = strlen(m->path), jl = strlen("stream.json");
+		if (m->type != PACK_FILE || n < jl || strcmp(m->path + n - jl, "stream.json") != 0 ||
+		    (n > jl && m->path[n - jl - 1] != '/'))
+			continue;
+		char rel[TRACE_PATH_MAX];
+		snprintf(rel, sizeof(rel), "%.*s", (int)(n > jl ? n - jl - 1 : 0), m->path);
+		if (names_add(found, rel) < 0) {
+			msg_err("out of memory");
+			return -1;
+		}
+	}
+	if (found->n == 0) {
+		msg_err("%s: no streams in the archive (a stream is a directory holding stream.json and stream.obs)", t->root);
+		return -1;
+	}
+	qsort(found->v, found->n, sizeof(found->v[0]), cmp_str);
+	return 0;
+}
+
+static int load_archive_stream(struct trace *t, struct trace_stream *s, const char *rel, unsigned flags)
+{
+	struct pack *p = t->archive;
+	char path[TRACE_PATH_MAX];
+	if (!(s->relpath = strdup(rel)) || !(s->dir = pack_join(t->root, rel)))
+		goto oom;
+	if (join(path, rel, "stream.obs") < 0 || !(s->obs_name = strdup(path)))
+		return -1;
+	struct pack_member *obs = pack_find(p, path);
+	if (!obs || obs->type != PACK_FILE) {
+		msg_err("%s/%s: missing (a stream directory must hold stream.json and stream.obs)", t->root, path);
+		return -1;
+	}
+	s->obs_member = obs;
+	if (join(path, rel, "stream.json") < 0)
+		return -1;
+	size_t len;
+	char *text = pack_member_read(p, pack_find(p, path), &len);
+	if (!text)
+		return -1;
+	int rc = join(path, s->dir, "stream.json") < 0 ? -1 : parse_meta(s, path, text, len, flags);
+	free(text);
+	return rc;
+oom:
+	msg_err("out of memory");
+	return -1;
+}
+
+static int open_archive(struct trace *t, unsigned flags)
+{
+	struct names found = { 0 };
+	if (!(t->archive = malloc(sizeof(struct pack)))) {
+		msg_err("out of memory");
+		return -1;
+	}
+	if (pack_open(t->archive, t->root) < 0 || find_archive_streams(t, &found) < 0)
+		goto err;
+	if (!(t->streams = calloc(found.n, sizeof(*t->streams)))) {
+		msg_err("out of memory");
+		goto err;
+	}
+	for (size_t i = 0; i < found.n; i++) {
+		t->n = i + 1;
+		if (load_archive_stream(t, &t->streams[i], found.v[i], flags) < 0)
+			goto err;
+	}
+	names_free(&found);
+	return 0;
+err:
+	names_free(&found);
+	trace_close(t);
+	return -1;
+}
+
+int trace_open(struct trace *t, const char *path, unsigned flags)
+{
+	memset(t, 0, sizeof(*t));
+	struct names found = { 0 };
+	if (!(t->root = clean_root(path))) {
+		msg_err("out of memory");
+		return -1;
+	}
+	if (pack_is_archive(t->root))
+		return open_archive(t, flags);
+	if (find_streams(t, &found) < 0)
+		goto err;
+	if (!(t->streams = calloc(found.n, sizeof(*t->streams)))) {
+		msg_err("out of memory");
+		goto err;
+	}
+	struct text text = { 0 };
+	for (size_t i = 0; i < found.n; i++) {
+		t->n = i + 1;
+		if (load_stream(&t->streams[i], t->root, found.v[i], flags, &text) < 0) {
+			free(text.s);
+			goto err;
+		}
+	}
+	free(text.s);
+	names_free(&found);
+	return 0;
+err:
+	names_free(&found);
+	trace_close(t);
+	return -1;
+}
+
+struct byte_src *trace_stream_src(struct trace *t, size_t i)
+{
+	char path[TRACE_PATH_MAX];
+	if (i < t->n && t->archive)
+		return pack_member_src(t->archive, t->streams[i].obs_member);
+	if (i >= t->n || join(path, t->streams[i].dir, "stream.obs") < 0)
+		return NULL;
+	return byte_src_file(path);
+}
+
+char *trace_read_extra(struct trace *t, const char *name, size_t *len, int *absent)
+{
+	*absent = 0;
+	if (t->archive) {
+		struct pack_member *m = pack_find(t->archive, name);
+		if (!m || m->type != PACK_FILE) {
+			*absent = 1;
+			return NULL;
+		}
+		return pack_member_read(t->archive, m, len);
+	}
+	char path[TRACE_PATH_MAX];
+	if (join(path, t->root, name) < 0)
+		return NULL;
+	if (!is_file(path)) {
+		*absent = 1;
+		return NULL;
+	}
+	struct text text = { 0 };
+	if (read_file(path, &text) < 0) {
+		free(text.s);
+		return NULL;
+	}
+	char *s = realloc(text.s, text.len + 1);
+	if (!s) {
+		free(text.s);
+		msg_err("out of memory");
+		return NULL;
+	}
+	s[text.len] = '\0';
+	*len = text.len;
+	return s;
+}
+
+void trace_close(struct trace *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct trace_stream *s = &t->streams[i];
+		meta_free(&s->meta);
+		json_free(s->json);
+		free(s->relpath);
+		free(s->dir);
+		free(s->obs_name);
+	}
+	free(t->streams);
+	free(t->root);
+	if (t->archive) {
+		pack_close(t->archive);
+		free(t->archive);
+	}
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,46 @@
+/* A trace on disk: find its streams. A stream is any directory holding
+ * stream.json and stream.obs; a trace is a directory of streams at any depth
+ * (or a single stream directory). Streams are ordered by relative path
+ * (strcmp), as the reference orders them. Everything is opened read-only. */
+#ifndef OVNI_TRACE_H
+#define OVNI_TRACE_H
+
+#include <stddef.h>
+
+#include "base/json.h"
+#include "trace/meta.h"
+#include "trace/stream.h"
+
+struct trace_stream {
+	char *relpath; /* stream directory relative to the trace root; "" for a single-stream trace */
+	char *dir; /* the stream directory as a path that can be opened */
+	char *obs_name; /* "<relpath>/stream.obs", for messages */
+	struct json *json; /* parsed stream.json */
+	struct stream_meta meta; /* interpreted metadata */
+	void *obs_member; /* archive member of stream.obs (pack traces) */
+};
+
+struct trace {
+	char *root; /* as given, trailing slashes removed */
+	size_t n;
+	struct trace_stream *streams;
+	void *archive; /* set when the trace is read from a pack file */
+};
+
+/* Flags for trace_open. */
+#define TRACE_REQUIRE_FINISHED 1u /* every stream must have ovni.finished = 1 (emu) */
+
+/* Finds the streams under path (a directory or a pack archive), parses and
+ * checks every stream.json.
+ * Returns 0, or -1 after a one-line message naming the file (and JSON
+ * line:column). A path holding no stream is an error. */
+int trace_open(struct trace *t, const char *path, unsigned flags);
+/* A byte source over the stream's events (file or archive member). */
+struct byte_src *trace_stream_src(struct trace *t, size_t i);
+/* A file at the trace root (e.g. clock-offsets.txt), read whole and
+ * NUL-terminated; NULL with *absent = 1 if there is none, NULL with
+ * *absent = 0 after an error message. */
+char *trace_read_extra(struct trace *t, const char *name, size_t *len, int *absent);
+void trace_close(struct trace *t);
+
+#endif
