@@ -56,9 +56,8 @@ static void skip_in_order(struct stream_reader *r)
 	const uint8_t *p = r->buf + r->pos, *end = r->buf + r->end;
 	uint64_t last = r->last_clock;
 	while (end - p >= EV_HEADER_SIZE && p[0] < EV_FLAG_JUMBO) {
-		size_t n = EV_HEADER_SIZE + EV_PAYLOAD_SIZE(p[0]);
-		uint64_t clock;
-		memcpy(&clock, p + 4, 8);
+		size_t n = ev_size(p);
+		uint64_t clock = ev_clock(p);
 		if ((size_t)(end - p) < n || clock < last)
 			break;
 		last = clock;

@@ -10,6 +10,7 @@
  * the tail (the bytes after the last whole event, verbatim). */
 #include <string.h>
 
+#include "base/event.h"
 #include "pack/pack.h"
 
 #define COLS_HEADER 16
@@ -18,20 +19,11 @@
  * valid event. */
 static size_t event_size(const uint8_t *p, size_t n)
 {
-	if (n < EV_HEADER_SIZE || (p[0] & EV_FLAG_RESERVED))
+	if (n < EV_HEADER_SIZE || (p[0] & EV_FLAG_RESERVED) || n < ev_head_size(p[0]))
 		return 0;
-	size_t size;
-	if (p[0] & EV_FLAG_JUMBO) {
-		if (n < EV_JUMBO_HEADER_SIZE)
-			return 0;
-		uint32_t len;
-		memcpy(&len, p + EV_HEADER_SIZE, 4);
-		if (len > EV_MAX_JUMBO)
-			return 0;
-		size = EV_JUMBO_HEADER_SIZE + (size_t)len;
-	} else {
-		size = EV_HEADER_SIZE + EV_PAYLOAD_SIZE(p[0]);
-	}
+	size_t size = ev_size(p);
+	if ((p[0] & EV_FLAG_JUMBO) && size - EV_JUMBO_HEADER_SIZE > EV_MAX_JUMBO)
+		return 0;
 	return size <= n ? size : 0;
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
-#include "trace/stream.h"
+#include "base/bytes.h"
 
 #define PACK_MAGIC "OVNIPACK"
 #define PACK_END_MAGIC "OVNIPEND"

@@ -14,6 +14,7 @@
 #include "common/xxhash.h"
 #include <zstd.h>
 
+#include "base/event.h"
 #include "base/msg.h"
 #include "base/out.h"
 #include "pack/pack.h"

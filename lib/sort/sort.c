@@ -66,24 +66,10 @@ static size_t clamp(size_t v, size_t lo, size_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-static inline size_t ev_size(const uint8_t *p, size_t avail)
+/* Size of the event at p, or 0 while avail does not tell it yet. */
+static inline size_t size_at(const uint8_t *p, size_t avail)
 {
-	if (!(p[0] & EV_FLAG_JUMBO)) {
-		unsigned c = p[0] & 0x0f;
-		return EV_HEADER_SIZE + (c ? c + 1 : 0);
-	}
-	if (avail < EV_HEADER_SIZE + 4)
-		return 0;
-	uint32_t n;
-	memcpy(&n, p + EV_HEADER_SIZE, 4);
-	return EV_HEADER_SIZE + 4 + (size_t)n;
-}
-
-static inline uint64_t ev_clock(const uint8_t *p)
-{
-	uint64_t c;
-	memcpy(&c, p + 4, 8);
-	return c;
+	return avail < ev_head_size(p[0]) ? 0 : ev_size(p);
 }
 
 static inline uint64_t clock_at(const struct sorter *s, size_t i)
@@ -350,7 +336,7 @@ static int make_room(struct sorter *s)
 	size_t avail = s->len - s->dec;
 	size_t need = 16;
 	if (avail >= 16 || (avail >= EV_HEADER_SIZE && !(s->buf[s->dec] & EV_FLAG_JUMBO)))
-		need = ev_size(s->buf + s->dec, avail);
+		need = size_at(s->buf + s->dec, avail);
 	if (s->dec + need + 1 > want)
 		want = s->dec + need + 1;
 	return grow(s, want);
@@ -372,7 +358,7 @@ static int rewind_to(struct sorter *s, uint64_t gj, uint64_t oj, size_t *k)
 		return -1;
 	size_t p = 0, i = 0;
 	while (i < cnt && r - p >= EV_HEADER_SIZE) {
-		size_t sz = ev_size(s->buf + p, r - p);
+		size_t sz = size_at(s->buf + p, r - p);
 		if (!sz || sz > r - p)
 			break;
 		s->ev[i++] = p;
@@ -412,7 +398,7 @@ static int run_find(struct sorter *s, size_t b, uint64_t m, uint64_t lo, uint64_
 			return -1;
 		size_t p = 0;
 		while (n - p >= EV_HEADER_SIZE) {
-			size_t sz = ev_size(s->chunk + p, n - p);
+			size_t sz = size_at(s->chunk + p, n - p);
 			if (!sz)
 				break;
 			uint64_t c = ev_clock(s->chunk + p);
@@ -568,7 +554,7 @@ static int scan(struct sorter *s)
 	while (s->len - s->dec >= EV_HEADER_SIZE) {
 		const uint8_t *p = s->buf + s->dec;
 		size_t avail = s->len - s->dec;
-		size_t sz = ev_size(p, avail);
+		size_t sz = size_at(p, avail);
 		if (!sz || sz > avail)
 			break;
 		size_t i = s->nev++;
@@ -594,7 +580,7 @@ static int cut_short(struct sorter *s)
 {
 	uint64_t off = s->base + s->dec;
 	size_t avail = s->len - s->dec;
-	size_t sz = avail >= EV_HEADER_SIZE ? ev_size(s->buf + s->dec, avail) : 0;
+	size_t sz = avail >= EV_HEADER_SIZE ? size_at(s->buf + s->dec, avail) : 0;
 	if (sz)
 		msg_err("%s: offset %" PRIu64 ": event of %zu bytes cut short by the end of the stream",
 			s->name, off, sz);
@@ -610,7 +596,7 @@ static int past_end(struct sorter *s)
 	size_t avail = s->len - s->dec;
 	if (s->io->size == UINT64_MAX || avail < EV_HEADER_SIZE)
 		return 0;
-	size_t sz = ev_size(s->buf + s->dec, avail);
+	size_t sz = size_at(s->buf + s->dec, avail);
 	if (!sz || s->base + s->dec + sz <= s->io->size)
 		return 0;
 	return cut_short(s);
@@ -982,7 +968,7 @@ int sort_check_file(const char *path, const char *name, uint64_t *back)
 		len += (size_t)n;
 		size_t p = 0;
 		while (len - p >= EV_HEADER_SIZE) {
-			size_t sz = ev_size(buf + p, len - p);
+			size_t sz = size_at(buf + p, len - p);
 			if (!sz)
 				break;
 			if (off + p + sz > size) {

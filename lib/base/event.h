@@ -1,0 +1,69 @@
+/* The framing of stream.obs (trace spec v3), the one definition every
+ * reader and writer uses. Header: "ovni" + u32 version 1. Event: u8 flags,
+ * 3 MCV bytes, u64 clock, payload. Flags bits 0-3: payload size - 1 (0 = no
+ * payload); 0x10: jumbo, then a u32 length N and N bytes. Host endianness. */
+#ifndef OVNI_BASE_EVENT_H
+#define OVNI_BASE_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define STREAM_MAGIC "ovni"
+#define STREAM_VERSION 1
+#define METADATA_VERSION 3
+#define STREAM_HEADER_SIZE 8
+#define EV_HEADER_SIZE 12
+#define EV_FLAG_JUMBO 0x10
+#define EV_FLAG_RESERVED 0xe0 /* bits 5-7: never set by a writer */
+#define EV_JUMBO_HEADER_SIZE 16 /* header + the u32 length */
+#define EV_MAX_PAYLOAD 16
+#define EV_MAX_JUMBO (2u * 1024 * 1024) /* a jumbo event never exceeds the writer's buffer */
+
+/* One decoded event; the pointers stay valid until the next sr_next(). */
+struct ev {
+	uint8_t flags;
+	uint8_t mcv[3];
+	uint64_t clock; /* raw, as written */
+	const uint8_t *payload; /* bytes after the 12-byte header */
+	uint32_t payload_size; /* normal: 0 or 2..16; jumbo: 4 + N (the length included) */
+	uint32_t size; /* 12 + payload_size */
+	uint64_t offset; /* byte offset of the event in stream.obs */
+};
+
+/* Payload size of a normal event by flags (0..15): code c>0 means c+1 bytes. */
+#define EV_PAYLOAD_SIZE(f) ((f) ? (uint32_t)(f) + 1 : 0u)
+
+/* Bytes needed to know an event's size: its header, or a jumbo's with the
+ * u32 length. */
+static inline size_t ev_head_size(uint8_t flags)
+{
+	return flags & EV_FLAG_JUMBO ? EV_JUMBO_HEADER_SIZE : EV_HEADER_SIZE;
+}
+
+/* Size of the event at p, of which ev_head_size(p[0]) bytes are there. */
+static inline size_t ev_size(const uint8_t *p)
+{
+	if (!(p[0] & EV_FLAG_JUMBO))
+		return EV_HEADER_SIZE + EV_PAYLOAD_SIZE(p[0] & 0x0fu);
+	uint32_t n;
+	memcpy(&n, p + EV_HEADER_SIZE, 4);
+	return EV_JUMBO_HEADER_SIZE + (size_t)n;
+}
+
+/* The clock of the event at p. */
+static inline uint64_t ev_clock(const uint8_t *p)
+{
+	uint64_t c;
+	memcpy(&c, p + 4, 8);
+	return c;
+}
+
+/* Writers (generators, the shim, sort). dst needs 12 + n bytes; n is 0 or
+ * 2..16. Returns the event size. */
+size_t ev_encode(uint8_t *dst, const char mcv[3], uint64_t clock, const void *payload, size_t n);
+/* dst needs 16 + n bytes. */
+size_t ev_encode_jumbo(uint8_t *dst, const char mcv[3], uint64_t clock, const void *data, uint32_t n);
+void stream_header(uint8_t dst[STREAM_HEADER_SIZE]);
+
+#endif
