@@ -53,8 +53,8 @@ static void print_models(FILE *f)
 	fputs("\nModels:\n", f);
 	for (int id = 0; id < 256; id++)
 		for (size_t i = 0; emu_models[i]; i++)
-			if ((unsigned char)emu_models[i]->id == id)
-				fprintf(f, "  %s %s '%c'\n", emu_models[i]->name, emu_models[i]->version, id);
+			if ((unsigned char)emu_models[i]->info->id == id)
+				fprintf(f, "  %s %s '%c'\n", emu_models[i]->info->name, emu_models[i]->info->version, id);
 }
 
 /* --sort-mem MIB: a whole number of MiB. */

@@ -159,8 +159,8 @@ static const char *require_of(const struct stream_meta *m, const char *name, con
 static int probe(struct emu *e, const struct emu_model *m)
 {
 	int have[3];
-	if (version_parse(m->version, have) != 0) {
-		msg_err("model %s has a bad version %s", m->name, m->version);
+	if (version_parse(m->info->version, have) != 0) {
+		msg_err("model %s has a bad version %s", m->info->name, m->info->version);
 		return -1;
 	}
 	int wanted = 0;
@@ -168,12 +168,12 @@ static int probe(struct emu *e, const struct emu_model *m)
 		struct sys_thread *th = e->sys.threads[i];
 		const struct trace_stream *s = &e->trace.streams[th->stream];
 		const struct meta_require *r;
-		if (!require_of(&s->meta, m->name, &r))
+		if (!require_of(&s->meta, m->info->name, &r))
 			continue;
 		if (r->v[0] != have[0] || r->v[1] > have[1]) {
 			msg_err("%s/stream.json: requires the %s model version %s, but this emulator has %s "
 				"(same major and an older or equal minor needed)",
-				s->relpath, m->name, r->version, m->version);
+				s->relpath, m->info->name, r->version, m->info->version);
 			return -1;
 		}
 		wanted = 1;
@@ -184,7 +184,7 @@ static int probe(struct emu *e, const struct emu_model *m)
 static int enable_models(struct emu *e)
 {
 	for (size_t i = 0; emu_models[i]; i++)
-		e->model[(unsigned char)emu_models[i]->id] = emu_models[i];
+		e->model[(unsigned char)emu_models[i]->info->id] = emu_models[i];
 	size_t n = 0, total = 0;
 	for (int id = 0; id < 256; id++) {
 		const struct emu_model *m = e->model[id];
@@ -205,7 +205,7 @@ static int enable_models(struct emu *e)
 		if (!e->enabled[id])
 			continue;
 		const struct model_info *mi = model_info_by_id((char)id);
-		msg_info("  %8s %s '%c' (%zu events)", e->model[id]->name, e->model[id]->version, id,
+		msg_info("  %8s %s '%c' (%zu events)", e->model[id]->info->name, e->model[id]->info->version, id,
 			 mi ? mi->nevents : (size_t)0);
 	}
 	return 0;
@@ -341,7 +341,7 @@ static int fail_no_model(struct emu *e, unsigned char id)
 	if (!m)
 		return failf("no model handles events of model '%c'", id);
 	return failf("the %s model is not enabled: no thread requires it (a call to "
-		     "ovni_thread_require(\"%s\", \"%s\") is missing?)", m->name, m->name, m->version);
+		     "ovni_thread_require(\"%s\", \"%s\") is missing?)", m->info->name, m->info->name, m->info->version);
 }
 
 static int step(struct emu *e)
@@ -433,7 +433,7 @@ int emu_finish(struct emu *e)
 		if (!e->enabled[id] || !m->finish)
 			continue;
 		if (m->finish(e) != 0) {
-			msg_err("%s model: %s", m->name, fail_reason());
+			msg_err("%s model: %s", m->info->name, fail_reason());
 			fail_clear();
 			rc = -1;
 		}

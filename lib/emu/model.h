@@ -1,6 +1,7 @@
 /* The model interface. A model is one file (or folder) under lib/model/
- * defining a `const struct emu_model emu_model_<name>` and one line in the
- * table of lib/emu/models.c. Hooks run for enabled models in the ASCII
+ * defining a `const struct emu_model emu_model_<name>` pointing at its
+ * registry entry (trace/events.h) and one line in the table of
+ * lib/emu/models.c. Hooks run for enabled models in the ASCII
  * order of their character (6 D K M O P T V), which also orders the types
  * in the .pcf files. Every hook returns 0, or -1 after failf() (event and
  * finish) or after a message (create, connect). docs/emu-internals.md
@@ -8,14 +9,14 @@
 #ifndef OVNI_EMU_MODEL_H
 #define OVNI_EMU_MODEL_H
 
+#include "trace/events.h"
+
 struct emu;
 
 #define MODEL_ALWAYS 1u /* enabled even if no thread requires it (ovni) */
 
 struct emu_model {
-	char id; /* the first byte of its events' MCV */
-	const char *name; /* as in ovni.require */
-	const char *version; /* "major.minor.patch" */
+	const struct model_info *info; /* id, name (as in ovni.require), version, events */
 	unsigned flags;
 	/* Allocates per-thread/CPU state (emu->mdata[id]) and channels. */
 	int (*create)(struct emu *e);

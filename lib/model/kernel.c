@@ -69,9 +69,7 @@ static void kernel_free(struct emu *e)
 }
 
 const struct emu_model emu_model_kernel = {
-	.id = 'K',
-	.name = "kernel",
-	.version = "1.0.0",
+	.info = &model_kernel,
 	.create = create,
 	.connect = connect,
 	.event = event,

@@ -39,9 +39,9 @@ static const struct mchan_label labels[] = {
 };
 
 static const struct substack_spec spec = {
-	.id = 'M', .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
+	.info = &model_mpi, .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
 	.chan = "function", .type = 25, .th_track = TRACK_RUN,
 	.title = "MPI function", .what = "mpi function",
 };
 
-SUBSTACK_MODEL(emu_model_mpi, 'M', "mpi", "1.0.0", spec);
+SUBSTACK_MODEL(emu_model_mpi, spec);

@@ -356,9 +356,7 @@ static void nanos6_free(struct emu *e)
 }
 
 const struct emu_model emu_model_nanos6 = {
-	.id = '6',
-	.name = "nanos6",
-	.version = "1.1.0",
+	.info = &model_nanos6,
 	.create = create,
 	.connect = connect,
 	.event = event,

@@ -20,9 +20,9 @@ static const struct mchan_label labels[] = {
 };
 
 static const struct substack_spec spec = {
-	.id = 'D', .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
+	.info = &model_nodes, .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
 	.chan = "subsystem", .type = 30, .th_track = TRACK_ACT,
 	.title = "NODES subsystem", .what = "nodes subsystem",
 };
 
-SUBSTACK_MODEL(emu_model_nodes, 'D', "nodes", "1.0.0", spec);
+SUBSTACK_MODEL(emu_model_nodes, spec);

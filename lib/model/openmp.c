@@ -285,9 +285,7 @@ static void openmp_free(struct emu *e)
 }
 
 const struct emu_model emu_model_openmp = {
-	.id = 'P',
-	.name = "openmp",
-	.version = "1.2.1",
+	.info = &model_openmp,
 	.create = create,
 	.connect = connect,
 	.event = event,

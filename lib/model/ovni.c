@@ -466,9 +466,7 @@ static int event(struct emu *e)
 }
 
 const struct emu_model emu_model_ovni = {
-	.id = 'O',
-	.name = "ovni",
-	.version = "1.1.0",
+	.info = &model_ovni,
 	.flags = MODEL_ALWAYS,
 	.create = create,
 	.connect = connect,

@@ -61,7 +61,7 @@ int substack_create(struct emu *e, const struct substack_spec *s)
 		msg_err("out of memory");
 		return -1;
 	}
-	e->mdata[(unsigned char)s->id] = st;
+	e->mdata[(unsigned char)s->info->id] = st;
 	st->spec = s;
 	st->def = (struct mchan_def){
 		.name = s->chan, .stack = 1, .type = s->type, .prv_flags = PRV_SKIPDUP,
@@ -70,7 +70,7 @@ int substack_create(struct emu *e, const struct substack_spec *s)
 	};
 	if (substack_map_init(&st->map, s->evs, s->nevs) != 0)
 		return -1;
-	return mchan_create(&st->ch, e, e->model[(unsigned char)s->id]->name, &st->def, 1);
+	return mchan_create(&st->ch, e, s->info->name, &st->def, 1);
 }
 
 int substack_connect(struct emu *e, char id)
@@ -82,7 +82,7 @@ int substack_connect(struct emu *e, char id)
 int substack_event(struct emu *e, char id)
 {
 	struct substack *st = emu_data(e, id);
-	const char *name = e->model[(unsigned char)id]->name;
+	const char *name = e->model[(unsigned char)id]->info->name;
 	struct emu_thread *th = e->th;
 	int op = substack_map_op(&st->map, e->ev->mcv);
 	if (!op)

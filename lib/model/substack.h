@@ -47,7 +47,7 @@ int substack_lint(const struct mchan *ch, size_t i, const char *what);
 /* A model that is just one stack channel (PRV_SKIPDUP, CPU rows RUN,
  * colours per label), changed by a Running thread. */
 struct substack_spec {
-	char id;
+	const struct model_info *info;
 	const struct substack_ev *evs;
 	size_t nevs;
 	const struct mchan_label *labels; /* .pcf values */
@@ -65,14 +65,14 @@ int substack_finish(struct emu *e, char id);
 void substack_free(struct emu *e, char id);
 
 /* Defines `const struct emu_model var` for the spec `spec` (of model ID). */
-#define SUBSTACK_MODEL(var, ID, NAME, VERSION, spec) \
+#define SUBSTACK_MODEL(var, spec) \
 	static int var##_create(struct emu *e) { return substack_create(e, &(spec)); } \
-	static int var##_connect(struct emu *e) { return substack_connect(e, ID); } \
-	static int var##_event(struct emu *e) { return substack_event(e, ID); } \
-	static int var##_finish(struct emu *e) { return substack_finish(e, ID); } \
-	static void var##_free(struct emu *e) { substack_free(e, ID); } \
+	static int var##_connect(struct emu *e) { return substack_connect(e, (spec).info->id); } \
+	static int var##_event(struct emu *e) { return substack_event(e, (spec).info->id); } \
+	static int var##_finish(struct emu *e) { return substack_finish(e, (spec).info->id); } \
+	static void var##_free(struct emu *e) { substack_free(e, (spec).info->id); } \
 	const struct emu_model var = { \
-		.id = ID, .name = NAME, .version = VERSION, \
+		.info = (spec).info, \
 		.create = var##_create, .connect = var##_connect, .event = var##_event, \
 		.finish = var##_finish, .free = var##_free, \
 	}

@@ -25,9 +25,9 @@ static const struct mchan_label labels[] = {
 };
 
 static const struct substack_spec spec = {
-	.id = 'T', .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
+	.info = &model_tampi, .evs = evs, .nevs = sizeof(evs) / sizeof(evs[0]), .labels = labels,
 	.chan = "subsystem", .type = 20, .th_track = TRACK_ACT,
 	.title = "TAMPI subsystem", .what = "tampi subsystem",
 };
 
-SUBSTACK_MODEL(emu_model_tampi, 'T', "tampi", "1.0.0", spec);
+SUBSTACK_MODEL(emu_model_tampi, spec);

@@ -20,6 +20,11 @@ struct model_info {
 	size_t nevents;
 };
 
+/* The registry: each model's id, name, version and events, defined once
+ * (lib/trace/events/<model>.c); the emulator's models point here. */
+extern const struct model_info model_nanos6, model_nodes, model_kernel, model_mpi,
+	model_ovni, model_openmp, model_tampi, model_nosv;
+
 /* Every model, ordered by id character (6 D K M O P T V), NULL terminated. */
 extern const struct model_info *const model_infos[];
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/event.h"
 #include "pack/pack.h"
 #include "t.h"
 

@@ -1,6 +1,11 @@
 /* Version strings as the reference reads them in ovni.require and
  * ovni_version_check: X.Y.Z, anything after the patch number ignored. */
+#include <string.h>
+
+#include "emu/model.h"
+#include "rt/ovni.h"
 #include "t.h"
+#include "trace/events.h"
 #include "trace/version.h"
 
 static void ok_version(const char *s, int a, int b, int c)
@@ -34,5 +39,17 @@ int main(void)
 	bad_version(" 1.2.3");
 	bad_version("1.2.3-0123456789012345678901234567890123456789012345678901234567890");
 	bad_version(NULL);
+
+	/* one registry: the emulator's models are the catalogue's, and the
+	 * public header's model version is the registry's */
+	size_t n = 0, same = 0;
+	for (size_t i = 0; emu_models[i]; i++, n++)
+		same += model_info_by_id(emu_models[i]->info->id) == emu_models[i]->info;
+	CHECK(n == 8 && same == n, "every emulator model is a catalogue entry (%zu of %zu)", same, n);
+	for (n = 0; model_infos[n]; n++)
+		;
+	CHECK_INT((long)n, 8, "8 models in the catalogue");
+	CHECK_STR(OVNI_MODEL_VERSION, model_info_by_name("ovni")->version,
+		  "ovni.h's OVNI_MODEL_VERSION is the ovni model's");
 	return t_done();
 }

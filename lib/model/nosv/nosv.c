@@ -349,9 +349,7 @@ static void nosv_free(struct emu *e)
 }
 
 const struct emu_model emu_model_nosv = {
-	.id = 'V',
-	.name = "nosv",
-	.version = "2.7.0",
+	.info = &model_nosv,
 	.create = create,
 	.connect = connect,
 	.event = event,

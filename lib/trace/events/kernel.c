@@ -6,4 +6,4 @@ static const struct evdecl events[] = {
 	{ "KCI", "is switched back into its CPU by the kernel" },
 };
 
-const struct model_info model_kernel = { 'K', "kernel", "1.0.0", events, COUNT(events) };
+const struct model_info model_kernel = { 'K', "kernel", MODEL_KERNEL_VERSION, events, COUNT(events) };

@@ -55,4 +55,4 @@ static const struct evdecl events[] = {
 	CALL("Meb", "MeB", "MPI_Ireduce_scatter_block"),
 };
 
-const struct model_info model_mpi = { 'M', "mpi", "1.0.0", events, COUNT(events) };
+const struct model_info model_mpi = { 'M', "mpi", MODEL_MPI_VERSION, events, COUNT(events) };

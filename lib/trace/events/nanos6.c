@@ -44,4 +44,4 @@ static const struct evdecl events[] = {
 	REGION("6Hm", "6HM", "the role of the main thread"),
 };
 
-const struct model_info model_nanos6 = { '6', "nanos6", "1.1.0", events, COUNT(events) };
+const struct model_info model_nanos6 = { '6', "nanos6", MODEL_NANOS6_VERSION, events, COUNT(events) };

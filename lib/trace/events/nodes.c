@@ -12,4 +12,4 @@ static const struct evdecl events[] = {
 	REGION("DP[", "DP]", "spawning a function as a task"),
 };
 
-const struct model_info model_nodes = { 'D', "nodes", "1.0.0", events, COUNT(events) };
+const struct model_info model_nodes = { 'D', "nodes", MODEL_NODES_VERSION, events, COUNT(events) };

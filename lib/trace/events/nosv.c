@@ -50,4 +50,4 @@ static const struct evdecl events[] = {
 	{ "VWC+(i64 value)", "reads its hardware counters; the first one is %{value}" },
 };
 
-const struct model_info model_nosv = { 'V', "nosv", "2.7.0", events, COUNT(events) };
+const struct model_info model_nosv = { 'V', "nosv", MODEL_NOSV_VERSION, events, COUNT(events) };

@@ -41,4 +41,4 @@ static const struct evdecl events[] = {
 	{ "PQe(u32 typeid)", "leaves a worksharing construct of type %{typeid}" },
 };
 
-const struct model_info model_openmp = { 'P', "openmp", "1.2.1", events, COUNT(events) };
+const struct model_info model_openmp = { 'P', "openmp", MODEL_OPENMP_VERSION, events, COUNT(events) };

@@ -20,4 +20,4 @@ static const struct evdecl events[] = {
 	{ "OM=(i64 value, i32 type)", "sets mark %{type} to %{value}" },
 };
 
-const struct model_info model_ovni = { 'O', "ovni", "1.1.0", events, COUNT(events) };
+const struct model_info model_ovni = { 'O', "ovni", MODEL_OVNI_VERSION, events, COUNT(events) };

@@ -16,4 +16,4 @@ static const struct evdecl events[] = {
 	REGION("TTw", "TTW", "waiting on a ticket"),
 };
 
-const struct model_info model_tampi = { 'T', "tampi", "1.0.0", events, COUNT(events) };
+const struct model_info model_tampi = { 'T', "tampi", MODEL_TAMPI_VERSION, events, COUNT(events) };
