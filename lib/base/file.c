@@ -1,8 +1,11 @@
-/* Whole-file reads: one loop for stream.json, clock offsets and JSON files. */
+/* Files whole: reads, writes, atomic replacement, mkdir -p, path joins and
+ * directory listings; -1 with errno, no messages (the shim links it too). */
 #include "base/file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,4 +95,156 @@ int file_mkdirs(const char *path, int parents_only)
 		return 0;
 	errno = err == EEXIST ? ENOTDIR : err;
 	return -1;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	size_t n = strlen(path);
+	char *tmp = malloc(n + 8);
+	if (!tmp) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(tmp, path, n);
+	memcpy(tmp + n, ".XXXXXX", 8);
+	int fd = mkstemp(tmp); /* 0600 until complete: a secret is never readable early */
+	if (fd < 0) {
+		free(tmp);
+		return -1;
+	}
+	int rc = file_write_all(fd, data, len);
+	if (rc == 0)
+		rc = fchmod(fd, mode);
+	if (rc == 0)
+		rc = fsync(fd);
+	int err = errno;
+	if (close(fd) != 0 && rc == 0) {
+		rc = -1;
+		err = errno;
+	}
+	if (rc == 0 && rename(tmp, path) != 0) {
+		rc = -1;
+		err = errno;
+	}
+	if (rc != 0)
+		unlink(tmp);
+	free(tmp);
+	errno = err;
+	return rc;
+}
+
+mode_t file_mode_default(void)
+{
+	mode_t mask = umask(0);
+	umask(mask);
+	return 0666 & ~mask;
+}
+
+size_t file_join_to(char *dst, size_t cap, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t sep = la && a[la - 1] != '/' && lb;
+	size_t n = la + sep + lb;
+	if (n >= cap)
+		return n;
+	memcpy(dst, a, la);
+	if (sep)
+		dst[la] = '/';
+	memcpy(dst + la + sep, b, lb + 1);
+	return n;
+}
+
+char *file_join(const char *a, const char *b)
+{
+	size_t cap = strlen(a) + strlen(b) + 2;
+	char *p = malloc(cap);
+	if (p)
+		file_join_to(p, cap, a, b);
+	return p;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **file_dir_names(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	char **v = calloc(1, sizeof(*v));
+	size_t cap = 1;
+	*n = 0;
+	struct dirent *de;
+	errno = 0;
+	while (v && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (*n + 1 == cap) {
+			char **g = realloc(v, 2 * cap * sizeof(*v));
+			if (!g)
+				break;
+			v = g;
+			cap *= 2;
+		}
+		if (!(v[*n] = strdup(de->d_name)))
+			break;
+		v[++*n] = NULL;
+		errno = 0;
+	}
+	int err = v && errno == 0 ? 0 : errno ? errno : ENOMEM;
+	closedir(d);
+	if (err) {
+		file_names_free(v, *n);
+		errno = err;
+		return NULL;
+	}
+	qsort(v, *n, sizeof(*v), cmp_name);
+	return v;
+}
+
+void file_names_free(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int walk_dir(const char *root, const char *rel, file_visit_fn visit, void *arg)
+{
+	char *dir = file_join(root, rel);
+	size_t n = 0;
+	char **names = dir ? file_dir_names(dir, &n) : NULL;
+	if (!names) {
+		int rc = visit(arg, rel, dir ? dir : root, NULL);
+		free(dir);
+		return rc < 0 ? -1 : 0;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n && rc >= 0; i++) {
+		char *sub = file_join(rel, names[i]);
+		char *full = file_join(dir, names[i]);
+		struct stat st;
+		if (!sub || !full) {
+			errno = ENOMEM;
+			rc = visit(arg, rel, dir, NULL);
+		} else if (lstat(full, &st) != 0) {
+			rc = visit(arg, sub, full, NULL);
+		} else {
+			rc = visit(arg, sub, full, &st);
+			if (rc > 0 && S_ISDIR(st.st_mode))
+				rc = walk_dir(root, sub, visit, arg);
+		}
+		free(sub);
+		free(full);
+	}
+	file_names_free(names, n);
+	free(dir);
+	return rc < 0 ? -1 : 0;
+}
+
+int file_walk(const char *root, file_visit_fn visit, void *arg)
+{
+	return walk_dir(root, "", visit, arg);
 }

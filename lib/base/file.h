@@ -1,8 +1,11 @@
-/* Whole small files (metadata, clock offsets) read into memory. */
+/* Files: whole reads and writes, atomic replacement, mkdir -p, path joins
+ * and directory listings. Each returns -1 (or NULL) with errno and prints
+ * nothing; the caller names the file in its message. */
 #ifndef OVNI_IO_FILE_H
 #define OVNI_IO_FILE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The file at PATH into *buf, grown with realloc (*cap its size; start with
  * NULL and 0, or reuse a buffer), its length in *len. 0; FILE_CANNOT_OPEN
@@ -18,5 +21,33 @@ int file_write_all(int fd, const void *p, size_t n);
 /* mkdir -p: PATH and the directories above it (mode 0755); with
  * parents_only, only those above it. 0, or -1 with errno. */
 int file_mkdirs(const char *path, int parents_only);
+
+/* Replaces PATH whole or not at all: the bytes go to a temporary file
+ * beside it, which gets mode, is synced and renamed over PATH. 0, or -1
+ * with errno (the temporary file removed). */
+int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* 0666 less the umask: the mode open(2) would give a new file. */
+mode_t file_mode_default(void);
+
+/* "a/b" (one '/' between, none added next to an empty part), malloc'd. */
+char *file_join(const char *a, const char *b);
+/* The same into dst of cap bytes; returns the length, >= cap when it did
+ * not fit (dst then unchanged). */
+size_t file_join_to(char *dst, size_t cap, const char *a, const char *b);
+
+/* The names in DIR but . and .., sorted by strcmp, NULL-terminated, *n of
+ * them; free with file_names_free. NULL with errno. */
+char **file_dir_names(const char *dir, size_t *n);
+void file_names_free(char **v, size_t n);
+
+struct stat;
+/* One entry of a walk: rel its path under the root ("" for the root), full
+ * the path to open, st its lstat, or NULL with errno when it could not be
+ * listed or stat'ed. Returns 1 to go into a directory, 0 to go on, -1 to
+ * stop the walk. */
+typedef int (*file_visit_fn)(void *arg, const char *rel, const char *full, const struct stat *st);
+/* Visits every entry under root, depth first, each directory's names in
+ * strcmp order; links are not followed. 0, or -1 when a visit stopped it. */
+int file_walk(const char *root, file_visit_fn visit, void *arg);
 
 #endif

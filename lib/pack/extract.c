@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/msg.h"
 #include "pack/pack.h"
 #include "pack/walk.h"
@@ -150,7 +151,7 @@ static int extract_one(struct extract *x, struct pack_member *m, pack_progress_f
 			m->target);
 		return -1;
 	}
-	char *full = pack_join(x->dir, m->path);
+	char *full = file_join(x->dir, m->path);
 	if (!full) {
 		msg_err("out of memory");
 		return -1;
@@ -182,7 +183,7 @@ static int finish_dirs(struct extract *x)
 		struct pack_member *m = &x->p->members[i];
 		if (m->type != PACK_DIR)
 			continue;
-		char *full = pack_join(x->dir, m->path);
+		char *full = file_join(x->dir, m->path);
 		struct timespec ts[2] = { mtime_of(m), mtime_of(m) };
 		if (!full || chmod(full, m->mode) != 0 || utimensat(AT_FDCWD, full, ts, AT_SYMLINK_NOFOLLOW) != 0) {
 			msg_err("%s: cannot set mode and time: %s", full ? full : m->path, strerror(errno));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "base/file.h"
 #include "base/msg.h"
 #include "pack/walk.h"
 
@@ -109,7 +110,7 @@ static int header(uint8_t h[TAR_BLOCK], const struct pack_entry *e)
  * while archived is an error: the header is already written). */
 static int tar_file(struct tar *t, const char *dir, const struct pack_entry *e, uint8_t *buf, size_t cap)
 {
-	char *path = pack_join(dir, e->path);
+	char *path = file_join(dir, e->path);
 	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 	if (fd < 0) {
 		msg_err("%s: cannot open: %s", path ? path : e->path, strerror(errno));

@@ -27,8 +27,6 @@ struct pack_entry {
  * warning, anything that is not a file, directory or link. */
 int pack_walk(const char *dir, const struct stat *self, struct pack_entry **e, size_t *n);
 void pack_entries_free(struct pack_entry *e, size_t n);
-/* "a/b" in a malloc'd string (just a or b when the other is ""), or NULL. */
-char *pack_join(const char *a, const char *b);
 /* 1 if the last part of path is stream.obs. */
 int pack_is_stream_name(const char *path);
 /* The --tar writer (lib/pack_tar.c): ustar records compressed by zstd. */

@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "base/event.h"
+#include "base/file.h"
 #include "base/msg.h"
 #include "base/out.h"
 #include "pack/pack.h"
@@ -303,7 +304,7 @@ static int pack_files(struct writer *w, const char *dir)
 		struct pack_entry *e = &w->e[i];
 		if (e->type != PACK_FILE)
 			continue;
-		char *path = pack_join(dir, e->path);
+		char *path = file_join(dir, e->path);
 		if (!path || (f.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
 			msg_err("%s: cannot open: %s", path ? path : e->path, path ? strerror(errno) : "out of memory");
 			free(path);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/msg.h"
 #include "base/out.h"
 
@@ -32,26 +33,6 @@ void cfg_view_free(struct cfg_view *v)
 	free(v->label);
 	free(v->custom);
 	memset(v, 0, sizeof(*v));
-}
-
-/* mkdir -p of the directories leading to path (not path itself). */
-static int make_parents(char *path)
-{
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		int r = mkdir(path, 0777);
-		int e = errno;
-		*p = '/';
-		if (r != 0 && e != EEXIST) {
-			*p = '\0';
-			msg_err("cannot create directory %s: %s", path, strerror(e));
-			*p = '/';
-			return -1;
-		}
-	}
-	return 0;
 }
 
 static void kv(struct out *o, const char *key, const char *val)
@@ -85,16 +66,13 @@ static const char hashes[] =
 
 int cfg_write(const char *dir, const struct cfg_view *v)
 {
-	size_t len = strlen(dir) + strlen(v->path) + 2;
-	char *path = malloc(len);
+	char *path = file_join(dir, v->path);
 	if (!path) {
 		msg_err("out of memory");
 		return -1;
 	}
-	strcpy(path, dir);
-	strcat(path, "/");
-	strcat(path, v->path);
-	if (make_parents(path) != 0) {
+	if (file_mkdirs(path, 1) != 0) {
+		msg_err("cannot create the directories of %s: %s", path, strerror(errno));
 		free(path);
 		return -1;
 	}

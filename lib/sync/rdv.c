@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/msg.h"
 
 #define RDV_MAGIC "ovni-sync 1"
@@ -155,31 +156,9 @@ int sync_rdv_publish(const char *dir, const struct sync_rdv *r)
 		return -1;
 	}
 	/* Mode 0600: the token is a secret between the ranks of one user. */
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 8);
-	if (!tmp) {
-		msg_err("%s: out of memory", path);
-		free(path);
-		return -1;
-	}
-	memcpy(tmp, path, plen);
-	memcpy(tmp + plen, ".XXXXXX", 8);
-	int fd = mkstemp(tmp);
-	int rc = -1;
-	if (fd < 0) {
-		msg_err("%s: cannot create the rendezvous file: %s", tmp, strerror(errno));
-	} else if (fchmod(fd, 0600) != 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
-		msg_err("%s: cannot write the rendezvous file: %s", tmp, strerror(errno));
-	} else if (close(fd) != 0 || (fd = -1, rename(tmp, path) != 0)) {
-		msg_err("%s: cannot put the rendezvous file in place: %s", path, strerror(errno));
-	} else {
-		rc = 0;
-	}
-	if (fd >= 0)
-		close(fd);
+	int rc = file_write_atomic(path, text, len, 0600);
 	if (rc != 0)
-		unlink(tmp);
-	free(tmp);
+		msg_err("%s: cannot write the rendezvous file: %s", path, strerror(errno));
 	free(path);
 	return rc;
 }

@@ -93,65 +93,18 @@ size_t sync_format_drift(const struct sync_row *rows, int n, int rounds, const d
 
 int sync_make_parents(const char *path)
 {
-	char *p = strdup(path);
-	if (!p) {
-		msg_err("%s: out of memory", path);
-		return -1;
-	}
-	int rc = 0;
-	for (char *s = p + 1; *s && rc == 0; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-			msg_err("%s: cannot create directory: %s", p, strerror(errno));
-			rc = -1;
-		}
-		*s = '/';
-	}
-	free(p);
-	return rc;
+	if (file_mkdirs(path, 1) == 0)
+		return 0;
+	msg_err("%s: cannot create its directory: %s", path, strerror(errno));
+	return -1;
 }
 
 int sync_write_file(const char *path, const char *text, size_t len)
 {
 	if (sync_make_parents(path) != 0)
 		return -1;
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 8);
-	if (!tmp) {
-		msg_err("%s: out of memory", path);
-		return -1;
-	}
-	memcpy(tmp, path, plen);
-	memcpy(tmp + plen, ".XXXXXX", 8);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		msg_err("%s: cannot create a temporary file next to it: %s", path, strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	/* mkstemp makes it 0600; an offsets file is as readable as any file. */
-	mode_t mask = umask(0);
-	umask(mask);
-	int rc = fchmod(fd, 0666 & ~mask);
-	if (rc == 0)
-		rc = file_write_all(fd, text, len);
-	if (rc == 0)
-		rc = fsync(fd);
-	int err = errno;
-	if (close(fd) != 0 && rc == 0) {
-		rc = -1;
-		err = errno;
-	}
-	if (rc == 0 && rename(tmp, path) != 0) {
-		rc = -1;
-		err = errno;
-	}
-	if (rc != 0) {
-		msg_err("%s: cannot write: %s", path, strerror(err));
-		unlink(tmp);
-	}
-	free(tmp);
-	return rc;
+	if (file_write_atomic(path, text, len, file_mode_default()) == 0)
+		return 0;
+	msg_err("%s: cannot write: %s", path, strerror(errno));
+	return -1;
 }

@@ -1,6 +1,5 @@
 #include "trace/trace.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -53,138 +52,47 @@ static int cmp_str(const void *a, const void *b)
 
 static int join(char *dst, const char *a, const char *b)
 {
-	size_t la = strlen(a);
-	const char *sep = la && a[la - 1] != '/' ? "/" : "";
-	int n = snprintf(dst, TRACE_PATH_MAX, "%s%s%s", a, sep, b);
-	if (n < 0 || n >= TRACE_PATH_MAX) {
-		msg_err("%s%s%s: path too long", a, sep, b);
+	if (file_join_to(dst, TRACE_PATH_MAX, a, b) < TRACE_PATH_MAX)
+		return 0;
+	msg_err("%s/%s: path too long", a, b);
+	return -1;
+}
+
+/* Every directory under the root holding a regular file, or a link to one,
+ * named stream.json (links to directories are not followed: no loops, no
+ * duplicates); an entry removed while we look is no error. */
+static int visit(void *arg, const char *rel, const char *full, const struct stat *st)
+{
+	struct names *found = arg;
+	if (!st) {
+		if (errno == ENOENT && *rel)
+			return 0;
+		msg_err("%s: cannot read: %s", full, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st->st_mode))
+		return 1;
+	const char *base = strrchr(rel, '/');
+	if (strcmp(base ? base + 1 : rel, "stream.json") != 0)
+		return 0;
+	struct stat target;
+	if (S_ISLNK(st->st_mode) && stat(full, &target) != 0)
+		return 0; /* dangling link */
+	if (S_ISLNK(st->st_mode) ? !S_ISREG(target.st_mode) : !S_ISREG(st->st_mode))
+		return 0;
+	char dir[TRACE_PATH_MAX];
+	size_t n = base ? (size_t)(base - rel) : 0;
+	if (n >= sizeof(dir)) {
+		msg_err("%s: path too long", full);
+		return -1;
+	}
+	memcpy(dir, rel, n);
+	dir[n] = '\0';
+	if (names_add(found, dir) < 0) {
+		msg_err("out of memory");
 		return -1;
 	}
 	return 0;
-}
-
-/* The state of the directory walk. One path buffer is extended and cut back
- * at each level, and the names of every open level share one pool, so a
- * deep tree costs neither stack nor allocations per directory. */
-struct walker {
-	char path[TRACE_PATH_MAX];
-	size_t relstart; /* where the part relative to the root begins */
-	char *pool; /* NUL-terminated names of the levels being walked */
-	size_t len, cap;
-	size_t *off; /* offsets of the names in pool */
-	size_t n, ncap;
-	struct names *found;
-};
-
-static int pool_add(struct walker *w, const char *name)
-{
-	size_t n = strlen(name) + 1;
-	if (w->cap - w->len < n) {
-		size_t cap = w->cap ? 2 * w->cap : 4096;
-		while (cap - w->len < n)
-			cap *= 2;
-		char *p = realloc(w->pool, cap);
-		if (!p)
-			return -1;
-		w->pool = p;
-		w->cap = cap;
-	}
-	if (w->n == w->ncap) {
-		size_t ncap = w->ncap ? 2 * w->ncap : 256;
-		size_t *o = realloc(w->off, ncap * sizeof(*o));
-		if (!o)
-			return -1;
-		w->off = o;
-		w->ncap = ncap;
-	}
-	memcpy(w->pool + w->len, name, n);
-	w->off[w->n++] = w->len;
-	w->len += n;
-	return 0;
-}
-
-/* Adds the names in w->path to the pool, read in full before any recursion
- * so that one directory is open at a time. */
-static int list_dir(struct walker *w)
-{
-	DIR *d = opendir(w->path);
-	if (!d) {
-		msg_err("cannot open directory %s: %s", w->path, strerror(errno));
-		return -1;
-	}
-	struct dirent *e;
-	int rc = 0;
-	errno = 0;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (pool_add(w, e->d_name) < 0) {
-			msg_err("out of memory listing %s", w->path);
-			rc = -1;
-			break;
-		}
-		errno = 0;
-	}
-	if (!rc && errno) {
-		msg_err("cannot read directory %s: %s", w->path, strerror(errno));
-		rc = -1;
-	}
-	closedir(d);
-	return rc;
-}
-
-static const char *rel_of(const struct walker *w, size_t pathlen)
-{
-	return pathlen > w->relstart ? w->path + w->relstart : "";
-}
-
-/* Adds to w->found the relative path of every directory under w->path
- * (pathlen bytes long) holding a regular file, or a link to one, named
- * stream.json. Links to directories are not followed: no loops, no
- * duplicates. */
-static int walk(struct walker *w, size_t pathlen)
-{
-	size_t first = w->n, pool_len = w->len;
-	if (list_dir(w) < 0)
-		return -1;
-	size_t last = w->n;
-	int rc = 0;
-	for (size_t i = first; i < last && rc == 0; i++) {
-		const char *name = w->pool + w->off[i];
-		size_t nlen = strlen(name);
-		int sep = pathlen && w->path[pathlen - 1] != '/';
-		if (pathlen + (size_t)sep + nlen >= sizeof(w->path)) {
-			msg_err("%s/%s: path too long", w->path, name);
-			rc = -1;
-			break;
-		}
-		size_t sublen = pathlen;
-		if (sep)
-			w->path[sublen++] = '/';
-		memcpy(w->path + sublen, name, nlen + 1);
-		sublen += nlen;
-		struct stat st;
-		if (lstat(w->path, &st) != 0) {
-			if (errno != ENOENT) { /* else removed while we looked */
-				msg_err("cannot stat %s: %s", w->path, strerror(errno));
-				rc = -1;
-			}
-		} else if (S_ISDIR(st.st_mode)) {
-			rc = walk(w, sublen);
-		} else if (strcmp(name, "stream.json") == 0) {
-			if (S_ISLNK(st.st_mode) && stat(w->path, &st) != 0)
-				st.st_mode = 0; /* dangling link */
-			w->path[pathlen] = '\0';
-			if (S_ISREG(st.st_mode) && names_add(w->found, rel_of(w, pathlen)) < 0) {
-				msg_err("out of memory");
-				rc = -1;
-			}
-		}
-		w->path[pathlen] = '\0';
-	}
-	w->n = first;
-	w->len = pool_len;
-	return rc;
 }
 
 /* A buffer reused for every stream.json: allocating one per file makes the
@@ -280,25 +188,7 @@ static int find_streams(struct trace *t, struct names *found)
 		return -1;
 	if (is_file(path))
 		return names_add(found, "") < 0 ? (msg_err("out of memory"), -1) : 0;
-	struct walker *w = calloc(1, sizeof(*w));
-	if (!w) {
-		msg_err("out of memory");
-		return -1;
-	}
-	size_t rootlen = strlen(t->root);
-	if (rootlen >= sizeof(w->path)) {
-		msg_err("%s: path too long", t->root);
-		free(w);
-		return -1;
-	}
-	memcpy(w->path, t->root, rootlen + 1);
-	w->relstart = rootlen + (t->root[rootlen - 1] != '/');
-	w->found = found;
-	int rc = walk(w, rootlen);
-	free(w->pool);
-	free(w->off);
-	free(w);
-	if (rc < 0)
+	if (file_walk(t->root, visit, found) < 0)
 		return -1;
 	if (found->n == 0) {
 		msg_err("%s: no streams found (a stream is a directory holding stream.json and stream.obs)", t->root);
@@ -338,7 +228,7 @@ static int load_archive_stream(struct trace *t, struct trace_stream *s, const ch
 {
 	struct pack *p = t->archive;
 	char path[TRACE_PATH_MAX];
-	if (!(s->relpath = strdup(rel)) || !(s->dir = pack_join(t->root, rel)))
+	if (!(s->relpath = strdup(rel)) || !(s->dir = file_join(t->root, rel)))
 		goto oom;
 	if (join(path, rel, "stream.obs") < 0 || !(s->obs_name = strdup(path)))
 		return -1;
