@@ -107,6 +107,12 @@ $(B)/tools/%: tests/tools/%.c $(B)/libovnitools.a $(B)/libzstd.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(B)/libovnitools.a $(B)/libzstd.a $(LIBS)
 
+# The whole library, not only what a program pulls in: no symbol of cmd/ or
+# mk/ may be missing from it.
+$(B)/tools/linkall: tests/tools/linkall.c $(B)/libovnitools.a $(B)/libzstd.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< -Wl,--whole-archive $(B)/libovnitools.a -Wl,--no-whole-archive $(B)/libzstd.a $(LIBS)
+
 TEST_ENV = OVNI=$(abspath $(B)/ovni) BUILD=$(abspath $(B)) SANITIZE=$(SANITIZE) HOSTCC=$(HOSTCC)
 
 check: $(BIN) $(TEST_BIN) $(TOOL_BIN) $(CHECK_DEPS)

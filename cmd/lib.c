@@ -4,7 +4,7 @@
 
 #include "cmd/cmd.h"
 #include "base/msg.h"
-#include "record/shim.h"
+#include "cmd/blob.h"
 
 static const char usage[] =
 	"Usage: ovni lib DIR\n"
@@ -27,7 +27,8 @@ static int run(int argc, char **argv)
 		msg_err("expected one directory; `ovni lib --help` explains");
 		return 1;
 	}
-	if (shim_write_lib(argv[1]) != 0)
+	struct shim_blob blob = shim_embedded();
+	if (shim_write_lib(&blob, argv[1]) != 0)
 		return 1;
 	msg_info("wrote ovni.h, libovni.so.1, libovni.so and ovni.pc in %s", argv[1]);
 	return 0;

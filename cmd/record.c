@@ -23,7 +23,7 @@
 #include "record/state.h"
 #include "record/rankloom.h"
 #include "record/salvage.h"
-#include "record/shim.h"
+#include "cmd/blob.h"
 
 static const char usage[] =
 	"Usage: ovni record [-o TRACEDIR] [--tmpdir DIR] [--events KINDS] [--loom NAME]\n"
@@ -378,7 +378,8 @@ static int launch(struct run *r, char **argv)
 		return 1;
 	}
 	char shimdir[PATH_MAX], state_path[PATH_MAX], lib[PATH_MAX + 32];
-	if (shim_install(shimdir, sizeof(shimdir)) != 0)
+	struct shim_blob blob = shim_embedded();
+	if (shim_install(&blob, shimdir, sizeof(shimdir)) != 0)
 		return 1;
 	r->state = make_state(state_path, sizeof(state_path));
 	if (!r->state)

@@ -1,4 +1,4 @@
-/* The shim and its header, embedded in the ovni binary (lib/shim.c). */
+/* The shim and its header, embedded in the ovni binary (cmd/blob.h). */
 	.section .rodata
 	.balign 16
 	.globl shim_so_start, shim_so_end, shim_hdr_start, shim_hdr_end

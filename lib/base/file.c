@@ -97,17 +97,23 @@ int file_mkdirs(const char *path, int parents_only)
 	return -1;
 }
 
-int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode)
 {
-	size_t n = strlen(path);
-	char *tmp = malloc(n + 8);
+	size_t n = strlen(name);
+	char *tmp = malloc(n + 48);
 	if (!tmp) {
 		errno = ENOMEM;
 		return -1;
 	}
-	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".XXXXXX", 8);
-	int fd = mkstemp(tmp); /* 0600 until complete: a secret is never readable early */
+	/* 0600 until complete (a secret is never readable early); O_EXCL and
+	 * O_NOFOLLOW: nobody else's file or link is ever written */
+	int fd = -1;
+	for (int i = 0; fd < 0 && i < 100; i++) {
+		snprintf(tmp, n + 48, "%s.tmp.%ld.%d", name, (long)getpid(), i);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
 	if (fd < 0) {
 		free(tmp);
 		return -1;
@@ -122,15 +128,20 @@ int file_write_atomic(const char *path, const void *data, size_t len, mode_t mod
 		rc = -1;
 		err = errno;
 	}
-	if (rc == 0 && rename(tmp, path) != 0) {
+	if (rc == 0 && renameat(dirfd, tmp, dirfd, name) != 0) {
 		rc = -1;
 		err = errno;
 	}
 	if (rc != 0)
-		unlink(tmp);
+		unlinkat(dirfd, tmp, 0);
 	free(tmp);
 	errno = err;
 	return rc;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return file_write_atomic_at(AT_FDCWD, path, data, len, mode);
 }
 
 mode_t file_mode_default(void)

@@ -26,6 +26,8 @@ int file_mkdirs(const char *path, int parents_only);
  * beside it, which gets mode, is synced and renamed over PATH. 0, or -1
  * with errno (the temporary file removed). */
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* The same for name relative to the directory dirfd (or AT_FDCWD). */
+int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode);
 /* 0666 less the umask: the mode open(2) would give a new file. */
 mode_t file_mode_default(void);
 

@@ -44,4 +44,4 @@ static const struct substack_spec spec = {
 	.title = "MPI function", .what = "mpi function",
 };
 
-SUBSTACK_MODEL(emu_model_mpi, spec);
+SUBSTACK_MODEL(emu_model_mpi, model_mpi, spec);

@@ -25,4 +25,4 @@ static const struct substack_spec spec = {
 	.title = "NODES subsystem", .what = "nodes subsystem",
 };
 
-SUBSTACK_MODEL(emu_model_nodes, spec);
+SUBSTACK_MODEL(emu_model_nodes, model_nodes, spec);

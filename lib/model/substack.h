@@ -65,14 +65,14 @@ int substack_finish(struct emu *e, char id);
 void substack_free(struct emu *e, char id);
 
 /* Defines `const struct emu_model var` for the spec `spec` (of model ID). */
-#define SUBSTACK_MODEL(var, spec) \
+#define SUBSTACK_MODEL(var, INFO, spec) \
 	static int var##_create(struct emu *e) { return substack_create(e, &(spec)); } \
 	static int var##_connect(struct emu *e) { return substack_connect(e, (spec).info->id); } \
 	static int var##_event(struct emu *e) { return substack_event(e, (spec).info->id); } \
 	static int var##_finish(struct emu *e) { return substack_finish(e, (spec).info->id); } \
 	static void var##_free(struct emu *e) { substack_free(e, (spec).info->id); } \
 	const struct emu_model var = { \
-		.info = (spec).info, \
+		.info = &(INFO), \
 		.create = var##_create, .connect = var##_connect, .event = var##_event, \
 		.finish = var##_finish, .free = var##_free, \
 	}

@@ -30,4 +30,4 @@ static const struct substack_spec spec = {
 	.title = "TAMPI subsystem", .what = "tampi subsystem",
 };
 
-SUBSTACK_MODEL(emu_model_tampi, spec);
+SUBSTACK_MODEL(emu_model_tampi, model_tampi, spec);

@@ -1,4 +1,4 @@
-/* Installing the embedded shim (mk/blob.S) where the dynamic linker can load
+/* Installing the shim the binary carries (mk/blob.S) where the dynamic linker can load
  * it, without trusting anything another user could have placed there. */
 #include "record/shim.h"
 
@@ -15,7 +15,6 @@
 #include "base/file.h"
 #include "base/msg.h"
 
-extern const unsigned char shim_so_start[], shim_so_end[], shim_hdr_start[], shim_hdr_end[];
 
 static uint64_t fnv1a(const unsigned char *p, size_t n)
 {
@@ -104,38 +103,23 @@ static int same_content(int dirfd, const char *name, const unsigned char *data, 
 	return same;
 }
 
-/* Writes name in dirfd atomically: a unique file beside it, renamed over. */
+/* Writes name in dirfd atomically (a unique file beside it, renamed over). */
 static int put_file(int dirfd, const char *name, const char *shown, const unsigned char *data, size_t n, mode_t mode)
 {
-	char tmp[64];
-	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%s", (long)getpid(), name);
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0) {
-		msg_err("cannot create %s: %s", shown, strerror(errno));
-		return -1;
-	}
-	if (file_write_all(fd, data, n) != 0 || fchmod(fd, mode) != 0 || close(fd) != 0) {
-		msg_err("cannot write %s: %s", shown, strerror(errno));
-		unlinkat(dirfd, tmp, 0);
-		return -1;
-	}
-	if (renameat(dirfd, tmp, dirfd, name) != 0) {
-		msg_err("cannot write %s: %s", shown, strerror(errno));
-		unlinkat(dirfd, tmp, 0);
-		return -1;
-	}
-	return 0;
+	if (file_write_atomic_at(dirfd, name, data, n, mode) == 0)
+		return 0;
+	msg_err("cannot write %s: %s", shown, strerror(errno));
+	return -1;
 }
 
-int shim_install(char *dir, size_t n)
+int shim_install(const struct shim_blob *b, char *dir, size_t n)
 {
 	char base[4096];
 	int bfd = shim_private_dir(base, sizeof(base));
 	if (bfd < 0)
 		return -1;
-	size_t size = (size_t)(shim_so_end - shim_so_start);
 	char name[64];
-	snprintf(name, sizeof(name), "shim-%016llx", (unsigned long long)fnv1a(shim_so_start, size));
+	snprintf(name, sizeof(name), "shim-%016llx", (unsigned long long)fnv1a(b->so, b->so_len));
 	int len = snprintf(dir, n, "%s/%s", base, name);
 	if (len < 0 || (size_t)len >= n) {
 		close(bfd);
@@ -147,13 +131,13 @@ int shim_install(char *dir, size_t n)
 	if (dfd < 0)
 		return -1;
 	int rc = 0;
-	if (!same_content(dfd, "libovni.so.1", shim_so_start, size))
-		rc = put_file(dfd, "libovni.so.1", dir, shim_so_start, size, 0755);
+	if (!same_content(dfd, "libovni.so.1", b->so, b->so_len))
+		rc = put_file(dfd, "libovni.so.1", dir, b->so, b->so_len, 0755);
 	close(dfd);
 	return rc;
 }
 
-int shim_write_lib(const char *dir)
+int shim_write_lib(const struct shim_blob *b, const char *dir)
 {
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 		msg_err("cannot create %s: %s", dir, strerror(errno));
@@ -178,8 +162,8 @@ int shim_write_lib(const char *dir)
 			     abs);
 	int rc = -1;
 	if (pclen > 0 && (size_t)pclen < sizeof(pc) &&
-	    put_file(dfd, "ovni.h", "ovni.h", shim_hdr_start, (size_t)(shim_hdr_end - shim_hdr_start), 0644) == 0 &&
-	    put_file(dfd, "libovni.so.1", "libovni.so.1", shim_so_start, (size_t)(shim_so_end - shim_so_start), 0755) == 0 &&
+	    put_file(dfd, "ovni.h", "ovni.h", b->hdr, b->hdr_len, 0644) == 0 &&
+	    put_file(dfd, "libovni.so.1", "libovni.so.1", b->so, b->so_len, 0755) == 0 &&
 	    put_file(dfd, "ovni.pc", "ovni.pc", (const unsigned char *)pc, (size_t)pclen, 0644) == 0) {
 		unlinkat(dfd, "libovni.so", 0);
 		if (symlinkat("libovni.so.1", dfd, "libovni.so") == 0)
