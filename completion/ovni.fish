@@ -18,14 +18,14 @@ complete -c ovni -n '__fish_seen_subcommand_from dump' -s x -l hex -d 'print the
 complete -c ovni -n '__fish_seen_subcommand_from dump' -l json -d 'one JSON object per event'
 complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l stream -d 'only the streams whose path matches GLOB'
 complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l mcv -d 'only the events whose MCV matches GLOB'
-complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l from -d 'only the events with a raw clock >= NS'
-complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l to -d 'only the events with a raw clock <= NS'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l from -d 'only the events from T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l to -d 'only the events up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
 complete -c ovnidump -s x -l hex -d 'print the payload bytes in hex'
 complete -c ovnidump -l json -d 'one JSON object per event'
 complete -c ovnidump -x -l stream -d 'only the streams whose path matches GLOB'
 complete -c ovnidump -x -l mcv -d 'only the events whose MCV matches GLOB'
-complete -c ovnidump -x -l from -d 'only the events with a raw clock >= NS'
-complete -c ovnidump -x -l to -d 'only the events with a raw clock <= NS'
+complete -c ovnidump -x -l from -d 'only the events from T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovnidump -x -l to -d 'only the events up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
 complete -c ovnidump -s h -l help -d 'show the help'
 
 # top (also installed as ovnitop)
