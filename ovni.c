@@ -16,6 +16,7 @@ static const struct command *const commands[] = {
 	&cmd_events,
 	&cmd_emu,
 	&cmd_report,
+	&cmd_export,
 	&cmd_sort,
 	&cmd_sync,
 	&cmd_record,

@@ -8,6 +8,7 @@ _ovni_opts() {
 	events) echo "" ;;
 	emu) echo "-o -c -a -b -l --sort-mem --salvage --from --to" ;;
 	report) echo "-o --by --model --from --to --csv --json" ;;
+	export) echo "--chrome -o --from --to" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	sort) echo "-c -n" ;;
 	pack) echo "-o --output -l --level -T --threads --tar --list --verify" ;;
@@ -85,7 +86,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top events emu report sort sync record pack unpack lib"
+	echo "dump top events emu report export sort sync record pack unpack lib"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

@@ -4,7 +4,7 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version dump top events emu report sort sync record pack unpack lib
+    printf '%s\n' help version dump top events emu report export sort sync record pack unpack lib
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
@@ -106,6 +106,14 @@ complete -c ovni -n '__fish_seen_subcommand_from report' -l to -x -d 'only the t
 complete -c ovni -n '__fish_seen_subcommand_from report' -l csv -d 'comma-separated values'
 complete -c ovni -n '__fish_seen_subcommand_from report' -l json -d 'one JSON document'
 complete -c ovni -n '__fish_seen_subcommand_from report' -s h -l help -d 'show the help'
+
+# export
+complete -c ovni -f -n __ovni_no_subcommand -a export -d 'write a trace as a Chrome/Perfetto timeline (JSON)'
+complete -c ovni -n '__fish_seen_subcommand_from export' -l chrome -d 'the Trace Event Format JSON (Perfetto, chrome://tracing)'
+complete -c ovni -n '__fish_seen_subcommand_from export' -s o -r -F -d 'write to FILE'
+complete -c ovni -n '__fish_seen_subcommand_from export' -l from -x -d 'only the part from T on (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from export' -l to -x -d 'only the part up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from export' -s h -l help -d 'show the help'
 
 # record
 complete -c ovni -f -n __ovni_no_subcommand -a record -d 'run a program and record a runtime trace of it'
