@@ -487,7 +487,8 @@ int tally_write(const struct tally *t, struct out *o, enum tally_format f)
 		msg_err("out of memory for the report");
 		return -1;
 	}
-	memcpy(c, t->cells, t->ncells * sizeof(*c));
+	if (t->ncells)
+		memcpy(c, t->cells, t->ncells * sizeof(*c));
 	qsort(c, t->ncells, sizeof(*c), by_group_chan_time);
 	if (f == TALLY_CSV)
 		write_csv(t, c, t->ncells, o);
