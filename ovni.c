@@ -15,6 +15,8 @@ static const struct command *const commands[] = {
 	&cmd_top,
 	&cmd_events,
 	&cmd_emu,
+	&cmd_report,
+	&cmd_export,
 	&cmd_sort,
 	&cmd_sync,
 	&cmd_record,

@@ -20,6 +20,6 @@ int cmd_help_only(const struct command *c, int argc, char **argv);
 
 /* Every subcommand; the dispatcher's table in ovni.c lists them in order. */
 extern const struct command cmd_dump, cmd_top, cmd_events, cmd_emu, cmd_sort,
-	cmd_sync, cmd_record, cmd_pack, cmd_unpack, cmd_lib;
+	cmd_sync, cmd_record, cmd_pack, cmd_unpack, cmd_lib, cmd_report, cmd_export;
 
 #endif

@@ -1,5 +1,4 @@
 /* ovni dump: every event of a trace in clock order, as text. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "trace/player.h"
 #include "trace/streamset.h"
 #include "trace/trace.h"
+#include "base/timearg.h"
 
 static const char usage[] =
 	"Usage: ovni dump [OPTIONS] TRACEDIR|STREAMDIR\n"
@@ -31,8 +31,10 @@ static const char usage[] =
 	"      --stream GLOB  only the streams whose path matches GLOB (fnmatch),\n"
 	"                     e.g. 'loom.*/proc.12/*'\n"
 	"      --mcv GLOB     only the events whose MCV matches GLOB, e.g. 'OH*'\n"
-	"      --from NS      only the events with a raw clock >= NS\n"
-	"      --to NS        only the events with a raw clock <= NS\n"
+	"      --from T       only the events from T on: a time after the first\n"
+	"                     event (1.5s, 200ms, 30us, 12ns) or @CLOCK, a raw clock\n"
+	"      --to T         only the events up to T (same forms); a window that\n"
+	"                     is empty, inverted or holds no event is an error\n"
 	"  -h, --help         show this help\n";
 
 enum mode { TEXT, HEX, JSON };
@@ -40,18 +42,9 @@ enum mode { TEXT, HEX, JSON };
 struct opts {
 	enum mode mode;
 	const char *stream_glob, *mcv_glob, *path;
-	int64_t from, to;
+	struct timewin win;
+	int64_t from, to; /* raw clocks, once the start is known */
 };
-
-static int64_t parse_ns(const char *s, const char *opt)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end)
-		die("%s needs a clock in ns (an integer), not '%s'", opt, s);
-	return v;
-}
 
 static int parse(struct opts *o, int argc, char **argv)
 {
@@ -65,7 +58,10 @@ static int parse(struct opts *o, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	*o = (struct opts){ TEXT, NULL, NULL, NULL, INT64_MIN, INT64_MAX };
+	memset(o, 0, sizeof(*o));
+	o->mode = TEXT;
+	o->from = INT64_MIN;
+	o->to = INT64_MAX;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "xh", longopts, NULL)) != -1) {
@@ -74,8 +70,14 @@ static int parse(struct opts *o, int argc, char **argv)
 		case 'j': o->mode = JSON; break;
 		case 's': o->stream_glob = optarg; break;
 		case 'm': o->mcv_glob = optarg; break;
-		case 'f': o->from = parse_ns(optarg, "--from"); break;
-		case 't': o->to = parse_ns(optarg, "--to"); break;
+		case 'f':
+			if (timearg_parse(&o->win.from, optarg, "--from") < 0)
+				return -1;
+			break;
+		case 't':
+			if (timearg_parse(&o->win.to, optarg, "--to") < 0)
+				return -1;
+			break;
 		case 'h': cmd_print_usage(&cmd_dump, stdout); exit(0);
 		default: cmd_print_usage(&cmd_dump, stderr); return -1;
 		}
@@ -136,15 +138,38 @@ static int keep(struct dumper *d, const struct opts *o, const struct player_ev *
 	return !d->has_mcv || mcv_filter_match(&d->mcv, pe->ev.mcv);
 }
 
-static int play(struct dumper *d, const struct opts *o, struct out *out)
+/* The window in raw clocks: times count from the earliest first event of
+ * the streams read. */
+static int resolve_window(struct opts *o, const struct player *p, size_t n)
+{
+	int64_t start = INT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		const struct ev *ev = player_first(p, i);
+		if (ev && (int64_t)ev->clock < start)
+			start = (int64_t)ev->clock;
+	}
+	if (start == INT64_MAX)
+		start = 0;
+	return timewin_resolve(&o->win, start, &o->from, &o->to);
+}
+
+static int play(struct dumper *d, struct opts *o, struct out *out)
 {
 	struct player p;
 	struct player_ev pe;
-	int filtered = d->has_mcv || o->from != INT64_MIN || o->to != INT64_MAX;
+	int windowed = timewin_set(&o->win);
+	int filtered = d->has_mcv || windowed;
+	uint64_t inside = 0;
 	int r;
 	if (player_init(&p, d->set.readers, d->set.n, NULL, PLAYER_UNSORTED) < 0)
 		return -1;
+	if (windowed && resolve_window(o, &p, d->set.n) < 0) {
+		player_free(&p);
+		return -1;
+	}
 	while ((r = player_next(&p, &pe)) == 1 && !out->err) {
+		if (windowed && pe.rclock >= o->from && pe.rclock <= o->to)
+			inside++;
 		if (filtered && !keep(d, o, &pe))
 			continue;
 		if (o->mode == HEX)
@@ -155,7 +180,14 @@ static int play(struct dumper *d, const struct opts *o, struct out *out)
 			dump_json(out, &pe.ev, d->trace.streams[d->set.stream[pe.stream]].relpath);
 	}
 	player_free(&p);
-	return r < 0 ? -1 : 0;
+	if (r < 0)
+		return -1;
+	if (windowed && inside == 0 && !out->err) {
+		msg_err("no event in the window --from/--to (clocks %lld to %lld)", (long long)o->from,
+			(long long)o->to);
+		return -1;
+	}
+	return 0;
 }
 
 static int run(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include "emu/presort.h"
 #include "base/msg.h"
 #include "record/salvage.h"
+#include "base/timearg.h"
 
 static const char usage[] =
 	"Usage: ovni emu [OPTIONS] TRACEDIR\n"
@@ -36,6 +37,11 @@ static const char usage[] =
 	"            sort` has not sorted are sorted in memory, the trace untouched,\n"
 	"            up to MIB MiB of them (default 1024); past that, or with 0,\n"
 	"            emu stops and asks you to run `ovni sort TRACEDIR`\n"
+	"  --from T  --to T  write only that part of the trace: T is a time after\n"
+	"            the first event (1.5s, 200ms, 30us, 12ns) or @CLOCK, a clock of\n"
+	"            the trace; the rows show at --from the state they had then,\n"
+	"            times stay those of the whole trace, playing stops after --to\n"
+	"            (an empty or inverted window, or one past the end, is an error)\n"
 	"  --salvage   emulate a trace whose program died: every unfinished\n"
 	"            stream is ended at its last event in a private copy (the\n"
 	"            trace is not written; finished streams are hard links) and\n"
@@ -100,6 +106,15 @@ static int salvage_start(struct emu_opts *o, char *dir, size_t n)
 	return 0;
 }
 
+/* What to open now, with Paraver or without. */
+static void say_what_next(const struct emu *e)
+{
+	msg_info("wrote %s/thread.prv and %s/cpu.prv", e->outdir, e->outdir);
+	msg_info("open them in Paraver with the views in %s/cfg/; without Paraver, `ovni report %s` "
+		 "sums the time in each state and `ovni export --chrome -o trace.json %s` makes a "
+		 "timeline for ui.perfetto.dev", e->outdir, e->opts.tracedir, e->opts.tracedir);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -112,6 +127,8 @@ static int run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "sort-mem", required_argument, NULL, 'M' },
 		{ "salvage", no_argument, NULL, 'S' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "to", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct emu_opts o;
@@ -131,6 +148,14 @@ static int run(int argc, char **argv)
 				return 1;
 			break;
 		case 'S': salvage = 1; break;
+		case 'F':
+			if (timearg_parse(&o.win.from, optarg, "--from") != 0)
+				return 1;
+			break;
+		case 'T':
+			if (timearg_parse(&o.win.to, optarg, "--to") != 0)
+				return 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			print_models(stdout);
@@ -166,11 +191,11 @@ static int run(int argc, char **argv)
 	int finished = emu_finish(&e) == 0;
 	if (!finished)
 		rc = -1;
-	if (rc == 0 && e.partial)
+	if (rc == 0 && e.partial && !e.past_window)
 		msg_info("stopped early: the outputs are complete up to %lld ns of the trace",
 			 (long long)e.last_dclock);
 	else if (rc == 0)
-		msg_info("wrote %s/thread.prv and %s/cpu.prv", e.outdir, e.outdir);
+		say_what_next(&e);
 	else if (e.failed && finished)
 		msg_info("the outputs are complete up to the failing event, %lld ns into the trace",
 			 (long long)e.last_dclock);

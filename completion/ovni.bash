@@ -6,7 +6,9 @@ _ovni_opts() {
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
 	top) echo "" ;;
 	events) echo "" ;;
-	emu) echo "-o -c -a -b -l --sort-mem --salvage" ;;
+	emu) echo "-o -c -a -b -l --sort-mem --salvage --from --to" ;;
+	report) echo "-o --by --model --from --to --csv --json" ;;
+	export) echo "--chrome -o --from --to" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
 	sort) echo "-c -n" ;;
 	pack) echo "-o --output -l --level -T --threads --tar --list --verify" ;;
@@ -58,6 +60,12 @@ _ovni() {
 		--events) COMPREPLY=($(compgen -W "all ovni nanos6 nosv nodes tampi mpi openmp kernel" -- "$cur")); return ;;
 		esac
 	fi
+	if [ "$cmd" = report ]; then
+		case $prev in
+		--by) COMPREPLY=($(compgen -W "thread cpu process task-type" -- "$cur")); return ;;
+		--model) COMPREPLY=($(compgen -W "ovni kernel nanos6 nosv nodes tampi mpi openmp" -- "$cur")); return ;;
+		esac
+	fi
 	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
 		return
 	fi
@@ -78,7 +86,7 @@ _ovni() {
 
 # Subcommands, one word each.
 _ovni_subcommands() {
-	echo "dump top events emu sort sync record pack unpack lib"
+	echo "dump top events emu report export sort sync record pack unpack lib"
 }
 
 complete -o filenames -F _ovni ovni ovnidump ovniemu ovnisort ovnisync ovnitop

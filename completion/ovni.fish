@@ -4,7 +4,7 @@ function __ovni_no_subcommand
     not __fish_seen_subcommand_from (__ovni_subcommands)
 end
 function __ovni_subcommands
-    printf '%s\n' help version dump top events emu sort sync record pack unpack lib
+    printf '%s\n' help version dump top events emu report export sort sync record pack unpack lib
 end
 
 complete -c ovni -f -n __ovni_no_subcommand -a help -d 'describe a subcommand'
@@ -18,14 +18,14 @@ complete -c ovni -n '__fish_seen_subcommand_from dump' -s x -l hex -d 'print the
 complete -c ovni -n '__fish_seen_subcommand_from dump' -l json -d 'one JSON object per event'
 complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l stream -d 'only the streams whose path matches GLOB'
 complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l mcv -d 'only the events whose MCV matches GLOB'
-complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l from -d 'only the events with a raw clock >= NS'
-complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l to -d 'only the events with a raw clock <= NS'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l from -d 'only the events from T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from dump' -x -l to -d 'only the events up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
 complete -c ovnidump -s x -l hex -d 'print the payload bytes in hex'
 complete -c ovnidump -l json -d 'one JSON object per event'
 complete -c ovnidump -x -l stream -d 'only the streams whose path matches GLOB'
 complete -c ovnidump -x -l mcv -d 'only the events whose MCV matches GLOB'
-complete -c ovnidump -x -l from -d 'only the events with a raw clock >= NS'
-complete -c ovnidump -x -l to -d 'only the events with a raw clock <= NS'
+complete -c ovnidump -x -l from -d 'only the events from T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovnidump -x -l to -d 'only the events up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
 complete -c ovnidump -s h -l help -d 'show the help'
 
 # top (also installed as ovnitop)
@@ -45,6 +45,8 @@ complete -c ovni -n '__fish_seen_subcommand_from emu' -s b -d 'also write the br
 complete -c ovni -n '__fish_seen_subcommand_from emu' -s l -d 'lint: require empty stacks at the end'
 complete -c ovni -n '__fish_seen_subcommand_from emu' -l sort-mem -x -d 'MiB of unsorted streams sorted in memory'
 complete -c ovni -n '__fish_seen_subcommand_from emu' -l salvage -d 'end unfinished streams at their last event (in a copy)'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -l from -x -d 'write from T on (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from emu' -l to -x -d 'write up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
 complete -c ovniemu -s o -r -a '(__fish_complete_directories)' -d 'write the outputs in DIR'
 complete -c ovniemu -s c -r -F -d 'clock offsets file'
 complete -c ovniemu -s a -d 'enable every model'
@@ -52,6 +54,8 @@ complete -c ovniemu -s b -d 'also write the breakdown timelines'
 complete -c ovniemu -s l -d 'lint: require empty stacks at the end'
 complete -c ovniemu -l sort-mem -x -d 'MiB of unsorted streams sorted in memory'
 complete -c ovniemu -l salvage -d 'end unfinished streams at their last event (in a copy)'
+complete -c ovniemu -l from -x -d 'write from T on (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovniemu -l to -x -d 'write up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
 complete -c ovniemu -s h -l help -d 'show the help'
 
 # sync
@@ -92,6 +96,25 @@ complete -c ovni -n '__fish_seen_subcommand_from pack' -l verify -d 'check every
 complete -c ovni -f -n __ovni_no_subcommand -a unpack -d 'restore a trace directory from an ovni pack archive'
 complete -c ovni -n '__fish_seen_subcommand_from unpack' -x -a '(__fish_complete_directories)' -s C -l directory -d 'extract into DIR'
 complete -c ovni -n '__fish_seen_subcommand_from unpack' -s f -l force -d 'overwrite existing files'
+# report
+complete -c ovni -f -n __ovni_no_subcommand -a report -d 'time spent in each state, per thread, CPU, process or task type'
+complete -c ovni -n '__fish_seen_subcommand_from report' -s o -r -F -d 'write to FILE'
+complete -c ovni -n '__fish_seen_subcommand_from report' -l by -x -a 'thread cpu process task-type' -d 'group the time by'
+complete -c ovni -n '__fish_seen_subcommand_from report' -l model -x -a 'ovni kernel nanos6 nosv nodes tampi mpi openmp' -d 'only the channels of a model'
+complete -c ovni -n '__fish_seen_subcommand_from report' -l from -x -d 'only the time from T on (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from report' -l to -x -d 'only the time up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from report' -l csv -d 'comma-separated values'
+complete -c ovni -n '__fish_seen_subcommand_from report' -l json -d 'one JSON document'
+complete -c ovni -n '__fish_seen_subcommand_from report' -s h -l help -d 'show the help'
+
+# export
+complete -c ovni -f -n __ovni_no_subcommand -a export -d 'write a trace as a Chrome/Perfetto timeline (JSON)'
+complete -c ovni -n '__fish_seen_subcommand_from export' -l chrome -d 'the Trace Event Format JSON (Perfetto, chrome://tracing)'
+complete -c ovni -n '__fish_seen_subcommand_from export' -s o -r -F -d 'write to FILE'
+complete -c ovni -n '__fish_seen_subcommand_from export' -l from -x -d 'only the part from T on (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from export' -l to -x -d 'only the part up to T (1.5s, 200ms, 30us, 12ns, @CLOCK)'
+complete -c ovni -n '__fish_seen_subcommand_from export' -s h -l help -d 'show the help'
+
 # record
 complete -c ovni -f -n __ovni_no_subcommand -a record -d 'run a program and record a runtime trace of it'
 complete -c ovni -n '__fish_seen_subcommand_from record' -s o -r -a '(__fish_complete_directories)' -d 'where the trace goes'

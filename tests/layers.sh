@@ -6,7 +6,7 @@
 LIB=${1:-$(dirname "$0")/../lib}
 LIB=${LIB%/}
 # folder rank: higher may include lower (and itself), never the reverse
-RANKS="base:0 pack:1 trace:2 sort:3 sync:3 record:3 dump:3 chan:3 paraver:4 rt:4 emu:5 model:6"
+RANKS="base:0 pack:1 trace:2 sort:3 sync:3 record:3 dump:3 chan:3 paraver:4 rt:4 emu:5 model:6 report:7"
 rank() {
 	for r in $RANKS; do
 		[ "${r%%:*}" = "$1" ] && { echo "${r#*:}"; return; }

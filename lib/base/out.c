@@ -111,3 +111,56 @@ void out_printf(struct out *o, const char *fmt, ...)
 	va_end(ap);
 	o->len += (size_t)n;
 }
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len;
+	uint32_t min, c;
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0) {
+		len = 2, min = 0x80, c = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		len = 3, min = 0x800, c = p[0] & 0x0f;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		len = 4, min = 0x10000, c = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return len;
+}
+
+void out_json_string(struct out *o, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	out_char(o, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+			out_mem(o, e, 2);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			out_printf(o, "\\u%04x", c);
+			i++;
+		} else {
+			size_t len = utf8_len(p + i, n - i);
+			if (len)
+				out_mem(o, p + i, len);
+			else
+				out_str(o, "\\ufffd");
+			i += len ? len : 1;
+		}
+	}
+	out_char(o, '"');
+}

@@ -73,6 +73,10 @@ static inline void out_i64(struct out *o, int64_t v)
 	o->len += fmt_i64(d, v);
 }
 
+/* s (n bytes) as a quoted JSON string; bytes that are not UTF-8 become
+ * U+FFFD. */
+void out_json_string(struct out *o, const char *s, size_t n);
+
 /* printf-style, for the cold paths only. */
 void out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

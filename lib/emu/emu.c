@@ -143,6 +143,37 @@ static int check_clock_gate(struct emu *e)
 	return -1;
 }
 
+/* --from/--to against the first event of the trace. */
+static int resolve_window(struct emu *e)
+{
+	int64_t start = INT64_MAX;
+	for (size_t i = 0; i < e->trace.n; i++) {
+		const struct ev *ev = player_first(&e->player, i);
+		if (ev && (int64_t)ev->clock + e->offsets[i] < start)
+			start = (int64_t)ev->clock + e->offsets[i];
+	}
+	if (start == INT64_MAX)
+		start = 0;
+	e->start_sclock = start;
+	e->win_from = INT64_MIN;
+	e->win_to = INT64_MAX;
+	if (!timewin_set(&e->opts.win))
+		return 0;
+	int64_t from, to;
+	if (timewin_resolve(&e->opts.win, start, &from, &to) != 0)
+		return -1;
+	/* to relative clocks, saturating */
+	if (from != INT64_MIN)
+		e->win_from = from < INT64_MIN + start ? INT64_MIN : from - start;
+	if (to != INT64_MAX)
+		e->win_to = to < INT64_MIN + start ? INT64_MIN : to - start;
+	if (e->win_to < 0) {
+		msg_err("--to is before the first event of the trace");
+		return -1;
+	}
+	return 0;
+}
+
 static const char *require_of(const struct stream_meta *m, const char *name, const struct meta_require **out)
 {
 	for (size_t k = 0; k < m->nreq; k++) {
@@ -229,12 +260,27 @@ int emu_add_pvt(struct emu *e, struct pvt *t)
 	if (e->npvts == sizeof(e->pvts) / sizeof(e->pvts[0]))
 		return failf("too many Paraver traces");
 	e->pvts[e->npvts++] = t;
+	if (timewin_set(&e->opts.win) && !t->tapped) /* before any row is registered */
+		prv_set_window(&t->prv, e->win_from, e->win_to);
+	return 0;
+}
+
+static int open_taps(struct emu *e)
+{
+	if (pvt_open_tap(&e->thread_pvt, "thread", e->nthreads, e->opts.tap_thread) != 0)
+		return -1;
+	emu_add_pvt(e, &e->thread_pvt);
+	if (pvt_open_tap(&e->cpu_pvt, "cpu", e->ncpus, e->opts.tap_cpu) != 0)
+		return -1;
+	emu_add_pvt(e, &e->cpu_pvt);
 	return 0;
 }
 
 static int open_outputs(struct emu *e)
 {
 	const char *dir = e->outdir;
+	if (e->opts.tap_thread)
+		return open_taps(e);
 	if (file_mkdirs(dir, 0) != 0) {
 		msg_err("output directory %s: %s", dir, strerror(errno));
 		return -1;
@@ -283,9 +329,9 @@ int emu_init(struct emu *e, const struct emu_opts *o)
 		return -1;
 	}
 	if (load_trace(e) != 0 || open_streams(e) != 0 || check_clock_gate(e) != 0 ||
-	    enable_models(e) != 0)
+	    resolve_window(e) != 0 || enable_models(e) != 0)
 		return -1;
-	if (!o->outdir && e->trace.archive) {
+	if (!o->outdir && e->trace.archive && !o->tap_thread) {
 		msg_err("%s: a pack archive is read-only; say where the outputs go with -o DIR", e->trace.root);
 		return -1;
 	}
@@ -304,7 +350,7 @@ int emu_init(struct emu *e, const struct emu_opts *o)
 	}
 	if (run_hook(e, 1) != 0)
 		goto discard;
-	if (write_views(e) != 0)
+	if (!o->tap_thread && write_views(e) != 0)
 		goto discard;
 	/* what create and connect set appears at time 0 */
 	if (bay_propagate(&e->bay) != 0) {
@@ -405,6 +451,11 @@ int emu_run(struct emu *e)
 			e->partial = 1;
 			break;
 		}
+		if (e->pev.dclock > e->win_to) {
+			e->partial = 1;
+			e->past_window = 1;
+			break;
+		}
 		if (step(e) != 0) {
 			progress_clear(p);
 			if (!write_failed(e)) /* else the writer said it */
@@ -438,8 +489,13 @@ int emu_finish(struct emu *e)
 			rc = -1;
 		}
 	}
+	if (e->win_from > emu_end(e) && !e->failed) {
+		msg_err("the window starts %lld ns after the first event, but the trace ends at %lld ns",
+			(long long)e->win_from, (long long)emu_end(e));
+		rc = -1;
+	}
 	for (size_t i = 0; i < e->npvts; i++)
-		if (pvt_close(e->pvts[i], e->last_dclock) != 0)
+		if (pvt_close(e->pvts[i], emu_end(e)) != 0)
 			rc = -1;
 	return rc;
 }

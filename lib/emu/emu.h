@@ -19,6 +19,7 @@
 #include "trace/player.h"
 #include "trace/system.h"
 #include "trace/trace.h"
+#include "base/timearg.h"
 
 struct emu_opts {
 	const char *tracedir;
@@ -29,6 +30,10 @@ struct emu_opts {
 	int all_models; /* -a */
 	int progress; /* show the progress line (stderr is a terminal) */
 	uint64_t sort_mem; /* --sort-mem: bytes of unsorted streams sorted in memory; 0: none */
+	/* Readers of the emulation (report, export): the thread and CPU
+	 * lines go to these, no file is written (outdir unused). NULL: files. */
+	const struct prv_tap *tap_thread, *tap_cpu;
+	struct timewin win; /* --from/--to: the part of the trace to write */
 };
 
 struct emu_cpu;
@@ -94,6 +99,11 @@ struct emu {
 	uint64_t nevents;
 	int64_t last_dclock;
 	int partial; /* not played to the end (^C or an error): skip end checks */
+	/* The window in relative clocks (INT64_MIN/MAX when open); playing
+	 * stops at the first event past win_to (past_window set). */
+	int64_t win_from, win_to;
+	int past_window;
+	int64_t start_sclock; /* the clock of the first event (@CLOCK base) */
 	int failed; /* an event failed */
 };
 
@@ -110,6 +120,13 @@ int emu_run(struct emu *e);
  * after a failed event. -1 after a message. */
 int emu_finish(struct emu *e);
 void emu_free(struct emu *e);
+
+/* Where the outputs end: win_to when playing stopped past the window,
+ * else the last event. */
+static inline int64_t emu_end(const struct emu *e)
+{
+	return e->past_window ? e->win_to : e->last_dclock;
+}
 
 /* Adds a Paraver trace (besides thread and cpu) that the loop advances and
  * emu_finish closes; for breakdowns. -1 after failf. */

@@ -89,6 +89,9 @@ static int describe(struct mchan *m, size_t i, int cpu_side)
 	struct cfg_view *v = pvt_add_view(t, path, title, label, d->type, d->colors);
 	if (!v)
 		return -1;
+	unsigned flags = (d->stack ? PVT_STACK : 0u) | (d->task_type ? PVT_TASK_TYPE : 0u);
+	if (flags && pvt_set_type_flags(t, d->type, flags) != 0)
+		return -1;
 	if (cpu_side) {
 		m->cpu_pcf[i] = pt;
 		m->cpu_view[i] = v;

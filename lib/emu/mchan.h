@@ -31,6 +31,7 @@ struct mchan_def {
 	int bare_title; /* the .pcf label is the title alone (marks) */
 	const struct mchan_label *labels; /* .pcf values, or NULL */
 	int colors; /* CFG_* of the views */
+	int task_type; /* task type values, labelled in the .pcf at the end */
 };
 
 struct mchan {

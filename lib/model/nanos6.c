@@ -86,7 +86,7 @@ static const struct mchan_def defs[CH_MAX] = {
 	[CH_TYPE] = {
 		.name = "task-type", .chan_flags = CHAN_ALLOW_DUP, .type = 36, .prv_flags = PRV_EMITDUP,
 		.th_track = TRACK_RUN, .cpu_track = TRACK_RUN,
-		.title = "Nanos6 task type", .colors = CFG_CODE,
+		.title = "Nanos6 task type", .colors = CFG_CODE, .task_type = 1,
 	},
 	[CH_SUBSYSTEM] = {
 		.name = "subsystem", .stack = 1, .type = 37, .prv_flags = PRV_SKIPDUP,

@@ -73,7 +73,9 @@ static const struct mchan_label ss_labels[] = {
 
 static const struct mchan_def defs[CH_MAX] = {
 	[CH_SUBSYSTEM] = OPENMP_CHAN("subsystem", 50, "OpenMP subsystem", ss_labels, CFG_CUSTOM),
-	[CH_LABEL] = OPENMP_CHAN("label", 51, "OpenMP label", NULL, CFG_CODE),
+	[CH_LABEL] = { .name = "label", .stack = 1, .chan_flags = CHAN_ALLOW_DUP, .type = 51,
+		       .prv_flags = PRV_SKIPDUPNULL, .th_track = TRACK_ACT, .cpu_track = TRACK_RUN,
+		       .title = "OpenMP label", .colors = CFG_CODE, .task_type = 1 },
 	[CH_TASKID] = OPENMP_CHAN("task-id", 52, "OpenMP task ID", NULL, CFG_NULL_GRADIENT),
 };
 

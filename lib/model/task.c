@@ -173,6 +173,17 @@ void task_table_free(struct task_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+static struct {
+	void (*fn)(void *arg, const struct task_type *ty);
+	void *arg;
+} observer;
+
+void task_types_observe(void (*fn)(void *arg, const struct task_type *ty), void *arg)
+{
+	observer.fn = fn;
+	observer.arg = arg;
+}
+
 int task_type_declare(struct task_table *t, uint32_t id, const char *label, size_t len)
 {
 	if (u32map_get(&t->types, id))
@@ -203,6 +214,8 @@ int task_type_declare(struct task_table *t, uint32_t id, const char *label, size
 	ty->id = id;
 	ty->value = labelhash_type_value(ty->label);
 	t->type_order[t->ntypes++] = ty;
+	if (observer.fn)
+		observer.fn(observer.arg, ty);
 	return 0;
 }
 

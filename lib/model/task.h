@@ -136,6 +136,11 @@ static inline const struct task_type *task_type_at(const struct task_table *t, s
 	return t->type_order[i];
 }
 
+/* Hands every type declared from now on, in any table, to fn (NULL: to
+ * none): `ovni export` names type values while it streams, before the
+ * .pcf gets them at the end. */
+void task_types_observe(void (*fn)(void *arg, const struct task_type *ty), void *arg);
+
 /* Creates task id of a declared type; an id already used fails. */
 int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags);
 /* A task that may still run, or NULL (NULL too when out of memory). */

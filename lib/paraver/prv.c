@@ -23,6 +23,9 @@ struct prv_sink {
 	unsigned flags;
 	int type;
 	struct prv_sink *next;
+	size_t row, seq; /* seq: registration order */
+	int held; /* windowed: a value set before the window, in held_value */
+	int64_t held_value;
 };
 
 /* Decimal digits of v (v >= 0). */
@@ -105,6 +108,27 @@ int prv_open(struct prv *p, const char *path, size_t nrows)
 	char h[128];
 	out_mem(&p->out, h, prv_header(h, nrows, 0));
 	return 0;
+}
+
+int prv_open_tap(struct prv *p, const char *name, size_t nrows, const struct prv_tap *tap)
+{
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	p->tap = tap;
+	p->nrows = nrows;
+	p->path = strdup(name);
+	if (!p->path) {
+		msg_err("%s: out of memory", name);
+		return -1;
+	}
+	return 0;
+}
+
+void prv_set_window(struct prv *p, int64_t from, int64_t to)
+{
+	p->windowed = 1;
+	p->win_from = from;
+	p->win_to = to;
 }
 
 /* The last time formatted by any .prv: the thread and CPU traces write
@@ -239,6 +263,98 @@ static int emit(struct chan *c, void *arg)
 	return emit_now(c, s);
 }
 
+/* What emit() decides, for the taps and windows (off the plain path):
+ * 1 = write *w, 0 = nothing to write, -1 = error. */
+static int decide(struct chan *c, struct prv_sink *s, int64_t *w)
+{
+	struct value v = chan_read(c);
+	if (value_eq(v, s->last) && !(s->flags & PRV_EMITDUP)) {
+		if (s->flags & PRV_SKIPDUP)
+			return 0;
+		if (!(s->flags & PRV_SKIPDUPNULL))
+			return fail_dup(c, s);
+		if (value_is_null(v))
+			return 0;
+	}
+	*w = v.i + (v.kind == VALUE_INT64 ? s->add : 0);
+	if (*w == 0 && v.kind == s->zero_kind)
+		return fail_zero(c, s);
+	s->last = v;
+	return 1;
+}
+
+static int emit_tap(struct chan *c, void *arg)
+{
+	struct prv_sink *s = arg;
+	int64_t w;
+	int r = decide(c, s, &w);
+	if (r <= 0)
+		return r;
+	const struct prv_tap *t = s->prv->tap;
+	return t->line(t->arg, s->row, s->type, s->prv->time, w);
+}
+
+/* A line of w at the time tcache holds. */
+static int put_value(struct prv_sink *s, int64_t w)
+{
+	if ((uint64_t)w >= 10 && w != s->tail_value)
+		return put_new_tail(s, w);
+	return put_line(s->prv, s, w);
+}
+
+static int by_row_then_seq(const void *a, const void *b)
+{
+	const struct prv_sink *x = *(const struct prv_sink *const *)a, *y = *(const struct prv_sink *const *)b;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The window starts: what every sink holds goes out at win_from, by row
+ * and in registration order. */
+static int window_open(struct prv *p)
+{
+	p->win_open = 1;
+	struct prv_sink **v = calloc(p->nsinks + 1, sizeof(*v));
+	if (!v)
+		return failf("out of memory for the Paraver output");
+	size_t n = 0;
+	for (struct prv_sink *s = p->sinks; s; s = s->next)
+		if (s->held)
+			v[n++] = s;
+	qsort(v, n, sizeof(*v), by_row_then_seq);
+	tcache_set(p->win_from);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		v[i]->held = 0;
+		rc = put_value(v[i], v[i]->held_value);
+	}
+	free(v);
+	return rc;
+}
+
+static int emit_window(struct chan *c, void *arg)
+{
+	struct prv_sink *s = arg;
+	struct prv *p = s->prv;
+	int64_t w;
+	int r = decide(c, s, &w);
+	if (r <= 0)
+		return r;
+	if (p->time < p->win_from) {
+		s->held = 1;
+		s->held_value = w;
+		return 0;
+	}
+	if (p->time > p->win_to)
+		return 0;
+	if (!p->win_open && window_open(p) != 0)
+		return -1;
+	if (p->time != tcache.time)
+		tcache_set(p->time);
+	return put_value(s, w);
+}
+
 int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags)
 {
 	if (row >= p->nrows)
@@ -257,7 +373,10 @@ int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned f
 	memcpy(s->tail, s->typestr, sizeof(s->typestr));
 	s->next = p->sinks;
 	p->sinks = s;
-	if (chan_on_emit(c, emit, s) != 0)
+	s->row = row;
+	s->seq = p->nsinks++;
+	chan_cb_fn fn = p->tap ? emit_tap : p->windowed ? emit_window : emit;
+	if (chan_on_emit(c, fn, s) != 0)
 		return failf("out of memory for the Paraver output");
 	return 0;
 }
@@ -275,7 +394,20 @@ int prv_close(struct prv *p, int64_t duration)
 {
 	if (!p->path)
 		return 0;
-	int rc = out_flush(&p->out);
+	if (p->tap) {
+		free_sinks(p);
+		free(p->path);
+		p->path = NULL;
+		return 0;
+	}
+	int rc = 0;
+	/* a window that no line reached still shows the values held */
+	if (p->windowed && !p->win_open && duration >= p->win_from && window_open(p) != 0) {
+		msg_err("%s: %s", p->path, fail_reason());
+		rc = -1;
+	}
+	if (out_flush(&p->out) != 0)
+		rc = -1;
 	char h[128];
 	size_t n = prv_header(h, p->nrows, duration);
 	if (rc == 0 && pwrite(p->fd, h, n, 0) != (ssize_t)n) {
@@ -300,7 +432,8 @@ void prv_discard(struct prv *p)
 	} else if (p->fd >= 0) {
 		close(p->fd);
 	}
-	unlink(p->path);
+	if (!p->tap)
+		unlink(p->path);
 	free_sinks(p);
 	free(p->path);
 	p->path = NULL;

@@ -21,6 +21,15 @@
 
 struct prv_sink;
 
+/* Instead of a file, every line a .prv would get can go to a function:
+ * `ovni report` and `ovni export` read the emulation through it. */
+struct prv_tap {
+	/* One line: row (0-based), type, time and the value as the file would
+	 * have it (null as 0, PRV_NEXT added). 0, or -1 after failf. */
+	int (*line)(void *arg, size_t row, int type, int64_t time, int64_t value);
+	void *arg;
+};
+
 struct prv {
 	struct out out;
 	char *path;
@@ -28,11 +37,23 @@ struct prv {
 	int64_t time;
 	struct prv_sink *sinks; /* all registrations, to free them */
 	int fd;
+	const struct prv_tap *tap; /* lines go there, no file (prv_open_tap) */
+	/* A window (prv_set_window): only lines in [win_from, win_to], and at
+	 * win_from the value every row and type had then. */
+	int windowed, win_open;
+	int64_t win_from, win_to;
+	size_t nsinks;
 };
 
 /* Creates (truncates) path and writes a header with duration 0. -1 after
  * a message. */
 int prv_open(struct prv *p, const char *path, size_t nrows);
+/* Like prv_open, but the lines go to tap (not copied) and no file is
+ * written; name is for messages. -1 after a message. */
+int prv_open_tap(struct prv *p, const char *name, size_t nrows, const struct prv_tap *tap);
+/* Keeps only the lines with a time in [from, to]; the values set before
+ * from are written at from. Call before any prv_register. */
+void prv_set_window(struct prv *p, int64_t from, int64_t to);
 /* Sets the time of the next lines; never goes back. */
 static inline void prv_advance(struct prv *p, int64_t time) { p->time = time; }
 /* Writes chan into row (0-based) as type. -1 after failf. */

@@ -44,6 +44,50 @@ int pvt_open(struct pvt *t, const char *dir, const char *name, size_t nrows)
 	return 0;
 }
 
+int pvt_open_tap(struct pvt *t, const char *name, size_t nrows, const struct prv_tap *tap)
+{
+	memset(t, 0, sizeof(*t));
+	pcf_init(&t->pcf);
+	t->name = strdup(name);
+	t->base = strdup(name);
+	t->rows = calloc(nrows ? nrows : 1, sizeof(*t->rows));
+	if (!t->name || !t->base || !t->rows || prv_open_tap(&t->prv, name, nrows, tap) != 0) {
+		msg_err("out of memory");
+		pvt_free(t);
+		return -1;
+	}
+	t->nrows = nrows;
+	t->open = 1;
+	t->tapped = 1;
+	return 0;
+}
+
+int pvt_set_type_flags(struct pvt *t, int type, unsigned flags)
+{
+	for (size_t i = 0; i < t->ntflags; i++) {
+		if (t->tflags[i].type == type) {
+			t->tflags[i].flags |= flags;
+			return 0;
+		}
+	}
+	struct pvt_type_flags *v = realloc(t->tflags, (t->ntflags + 1) * sizeof(*v));
+	if (!v)
+		return failf("out of memory");
+	t->tflags = v;
+	v[t->ntflags].type = type;
+	v[t->ntflags].flags = flags;
+	t->ntflags++;
+	return 0;
+}
+
+unsigned pvt_type_flags(const struct pvt *t, int type)
+{
+	for (size_t i = 0; i < t->ntflags; i++)
+		if (t->tflags[i].type == type)
+			return t->tflags[i].flags;
+	return 0;
+}
+
 int pvt_set_row(struct pvt *t, size_t row, const char *label)
 {
 	if (row >= t->nrows)
@@ -115,6 +159,8 @@ int pvt_close(struct pvt *t, int64_t duration)
 		return 0;
 	t->open = 0;
 	int rc = prv_close(&t->prv, duration);
+	if (t->tapped)
+		return rc;
 	char *pcf = path_of(t, ".pcf");
 	char *row = path_of(t, ".row");
 	if (rc == 0)
@@ -136,7 +182,8 @@ void pvt_discard(struct pvt *t)
 		return;
 	t->open = 0;
 	prv_discard(&t->prv);
-	remove_outputs(t);
+	if (!t->tapped)
+		remove_outputs(t);
 }
 
 int pvt_write_views(const struct pvt *t, const char *cfgdir)
@@ -158,6 +205,7 @@ void pvt_free(struct pvt *t)
 		free(t->views[i]);
 	}
 	free(t->views);
+	free(t->tflags);
 	pcf_free(&t->pcf);
 	free(t->name);
 	free(t->base);

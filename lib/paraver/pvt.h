@@ -10,6 +10,15 @@
 #include "paraver/pcf.h"
 #include "paraver/prv.h"
 
+/* What a type's values are, beyond the .pcf (pvt_set_type_flags). */
+#define PVT_STACK 1u /* the row shows the top of a stack: values nest */
+#define PVT_TASK_TYPE 2u /* task types: labelled in the .pcf only at the end */
+
+struct pvt_type_flags {
+	int type;
+	unsigned flags;
+};
+
 struct pvt {
 	char *name; /* "thread", "cpu", ... */
 	char *base; /* "<dir>/<name>" */
@@ -19,12 +28,22 @@ struct pvt {
 	size_t nrows;
 	struct cfg_view **views; /* each its own allocation: callers keep pointers */
 	size_t nviews, vcap;
+	struct pvt_type_flags *tflags;
+	size_t ntflags;
 	int open;
+	int tapped; /* opened with pvt_open_tap: no files */
 };
 
 /* Creates dir/name.prv with nrows rows. -1 after a message. */
 int pvt_open(struct pvt *t, const char *dir, const char *name, size_t nrows);
+/* A trace whose .prv lines go to tap (prv_open_tap) and that writes no
+ * file at all; the .pcf, rows and views stay in memory for the reader. */
+int pvt_open_tap(struct pvt *t, const char *name, size_t nrows, const struct prv_tap *tap);
 int pvt_set_row(struct pvt *t, size_t row, const char *label);
+/* Records PVT_* flags of a type (for readers of a tapped trace). -1 after
+ * failf. */
+int pvt_set_type_flags(struct pvt *t, int type, unsigned flags);
+unsigned pvt_type_flags(const struct pvt *t, int type);
 /* Adds a view: path relative to the cfg directory (".cfg" appended),
  * window title and type label. Returns the view (to set colours) or NULL
  * after failf; it stays valid until pvt_free. */

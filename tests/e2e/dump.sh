@@ -29,17 +29,27 @@ check_same "--mcv keeps the matching MCVs" "$TMP/f.txt" "$TMP/f.want"
 
 from=$(awk 'NR == 100 {print $1}' "$WANT")
 to=$(awk 'NR == 1500 {print $1}' "$WANT")
-"$OVNI" dump -x --from "$from" --to "$to" "$MPI/trace" >"$TMP/f.txt"
+"$OVNI" dump -x --from "@$from" --to "@$to" "$MPI/trace" >"$TMP/f.txt"
 awk -v a="$from" -v b="$to" '$1 >= a && $1 <= b' "$WANT" >"$TMP/f.want"
-check_same "--from and --to keep the clocks in [from, to]" "$TMP/f.txt" "$TMP/f.want"
+check_same "--from @CLOCK and --to @CLOCK keep the raw clocks in [from, to]" "$TMP/f.txt" "$TMP/f.want"
 
-"$OVNI" dump -x --stream '*vm.0*' --mcv 'M[TW]?' --from "$from" "$MPI/trace" >"$TMP/f.txt"
+# Relative times count from the earliest first event of the trace.
+start=$(awk 'NR == 1 || $1 < m {m = $1} END {print m}' "$WANT")
+"$OVNI" dump -x --from "$((from - start))ns" --to "$(((to - start) / 1000)).$(printf %03d $(((to - start) % 1000)))us" \
+	"$MPI/trace" >"$TMP/f.txt"
+check_same "--from NNNns and --to N.NNNus count from the start of the trace" "$TMP/f.txt" "$TMP/f.want"
+
+"$OVNI" dump -x --stream '*vm.0*' --mcv 'M[TW]?' --from "@$from" "$MPI/trace" >"$TMP/f.txt"
 awk -v a="$from" '$3 ~ /vm\.0/ && $2 ~ /^M[TW]/ && $1 >= a' "$WANT" >"$TMP/f.want"
 check_same "filters combine" "$TMP/f.txt" "$TMP/f.want"
 
 check_fails "--stream matching nothing is an error" "no stream path matches 'nothing\*'" \
 	"$OVNI" dump --stream 'nothing*' "$MPI/trace"
-check_fails "--from needs a number" "--from needs a clock" "$OVNI" dump --from 12x "$MPI/trace"
+check_fails "--from needs a unit" "--from '12x': unknown unit" "$OVNI" dump --from 12x "$MPI/trace"
+check_fails "a bare number is ambiguous" "--to '$to': needs a unit" "$OVNI" dump --to "$to" "$MPI/trace"
+check_fails "an inverted window is an error" "window is inverted" "$OVNI" dump --from "@$to" --to "@$from" "$MPI/trace"
+check_fails "an empty window is an error" "empty window" "$OVNI" dump --from 1ms --to 1000us "$MPI/trace"
+check_fails "a window past the end holds no event" "no event in the window" "$OVNI" dump --from 1000s "$MPI/trace"
 
 # Descriptions: declared events are described, undeclared ones are UNKNOWN.
 "$OVNI" dump "$GOLDEN/ovni/sort/trace" >"$TMP/text.txt" 2>"$TMP/text.err"

@@ -67,7 +67,7 @@ static const struct mchan_def fixed_defs[NOSV_NFIXED] = {
 			  .title = "nOS-V task ID", .colors = CFG_NULL_GRADIENT },
 	[NOSV_TYPE] = { .name = "task-type", .type = 11, .prv_flags = PRV_SKIPDUPNULL,
 			.th_track = TRACK_RUN, .cpu_track = TRACK_RUN,
-			.title = "nOS-V task type", .colors = CFG_CODE },
+			.title = "nOS-V task type", .colors = CFG_CODE, .task_type = 1 },
 	[NOSV_APPID] = { .name = "task-appid", .chan_flags = CHAN_ALLOW_DUP, .type = 12,
 			 .prv_flags = PRV_SKIPDUPNULL, .th_track = TRACK_RUN, .cpu_track = TRACK_RUN,
 			 .title = "nOS-V task AppID", .colors = CFG_NULL_GRADIENT },
