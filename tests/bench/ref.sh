@@ -202,7 +202,7 @@ if want "sort*"; then
 		"$BUILD/tools/gen-unsorted" -n "$EVENTS" -t 4 -r 1000 -k 4 -b 3 "$us.tmp" || exit 1
 		mv "$us.tmp" "$us"
 	fi
-	# sort SIDE: a fresh copy for SIDE, its dirty pages written first (not
+	# fresh SIDE: a fresh copy for SIDE, its dirty pages written first (not
 	# charged to the sort)
 	fresh() {
 		rm -rf "$TMP/sort-$1"
