@@ -135,7 +135,7 @@ static int keep(struct dumper *d, const struct opts *o, const struct player_ev *
 {
 	if (pe->rclock < o->from || pe->rclock > o->to)
 		return 0;
-	return !d->has_mcv || mcv_filter_match(&d->mcv, pe->ev.mcv);
+	return !d->has_mcv || mcv_filter_match(&d->mcv, pe->ev->mcv);
 }
 
 /* The window in raw clocks: times count from the earliest first event of
@@ -173,11 +173,11 @@ static int play(struct dumper *d, struct opts *o, struct out *out)
 		if (filtered && !keep(d, o, &pe))
 			continue;
 		if (o->mode == HEX)
-			dump_hex(out, &pe.ev, &d->tails[pe.stream]);
+			dump_hex(out, pe.ev, &d->tails[pe.stream]);
 		else if (o->mode == TEXT)
-			dump_text(out, &pe.ev, &d->tails[pe.stream]);
+			dump_text(out, pe.ev, &d->tails[pe.stream]);
 		else
-			dump_json(out, &pe.ev, d->trace.streams[d->set.stream[pe.stream]].relpath);
+			dump_json(out, pe.ev, d->trace.streams[d->set.stream[pe.stream]].relpath);
 	}
 	player_free(&p);
 	if (r < 0)

@@ -52,7 +52,7 @@ static int count_all(struct counter *c)
 	if (player_init(&p, c->set.readers, c->set.n, NULL, PLAYER_UNSORTED) < 0)
 		return -1;
 	while ((r = player_next(&p, &pe)) == 1)
-		if (evcount_add(&c->count, pe.ev.mcv) < 0) {
+		if (evcount_add(&c->count, pe.ev->mcv) < 0) {
 			r = -1;
 			break;
 		}

@@ -399,11 +399,11 @@ static int step(struct emu *e)
 	e->th = &e->threads[st->gindex];
 	e->proc = st->proc;
 	e->loom = st->proc->loom;
-	e->ev = &pe->ev;
+	e->ev = pe->ev;
 	e->last_dclock = pe->dclock;
 	for (size_t i = 0; i < e->npvts; i++)
 		prv_advance(&e->pvts[i]->prv, pe->dclock);
-	unsigned char id = pe->ev.mcv[0];
+	unsigned char id = pe->ev->mcv[0];
 	if (!e->enabled[id])
 		return fail_no_model(e, id);
 	if (e->model[id]->event(e) != 0)
@@ -422,7 +422,7 @@ static int write_failed(const struct emu *e)
 static void report(struct emu *e)
 {
 	const struct player_ev *pe = &e->pev;
-	const struct ev *ev = &pe->ev;
+	const struct ev *ev = pe->ev;
 	char mcv[4] = { 0 };
 	for (int i = 0; i < 3; i++)
 		mcv[i] = ev->mcv[i] >= 0x20 && ev->mcv[i] < 0x7f ? (char)ev->mcv[i] : '?';

@@ -123,11 +123,6 @@ int task_idset_add(struct task_idset *s, uint32_t id)
 
 /* ---- table and types ---- */
 
-struct task_parallel {
-	struct u32map bodies; /* live bodies by id */
-	struct task_idset used; /* every body id ever run */
-};
-
 void task_table_init(struct task_table *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -139,14 +134,14 @@ void task_table_init(struct task_table *t)
 	pool_init(&t->page_pool, sizeof(struct task_page));
 }
 
-/* What a parallel task owns besides its struct. */
+/* What a parallel task owns besides its struct (its live bodies are in
+ * the pool). */
 static void task_release(struct task *k)
 {
-	if (k->par) {
-		u32map_free(&k->par->bodies);
-		task_idset_free(&k->par->used);
-		free(k->par);
-		k->par = NULL;
+	if (k->used_more) {
+		task_idset_free(k->used_more);
+		free(k->used_more);
+		k->used_more = NULL;
 	}
 }
 
@@ -365,14 +360,6 @@ int task_create(struct task_table *t, uint32_t id, uint32_t type, unsigned flags
 		pool_put(&t->task_pool, k);
 		return r > 0 ? failf("task %" PRIu32 " is created twice", id) : failf("out of memory");
 	}
-	k->par = malloc(sizeof(*k->par));
-	if (!k->par) {
-		dir_del(t, id);
-		pool_put(&t->task_pool, k);
-		return failf("out of memory");
-	}
-	u32map_init(&k->par->bodies);
-	task_idset_init(&k->par->used);
 	t->nparallel++;
 	return 0;
 }
@@ -472,32 +459,63 @@ static int check_execute(struct task_table *t, const struct task_stack *s, const
 	return 0;
 }
 
+/* Whether body id bodyid (> 0) of parallel task k has run. */
+static int body_used(const struct task *k, uint32_t bodyid)
+{
+	if (bodyid <= 64)
+		return k->used >> (bodyid - 1) & 1;
+	return k->used_more && task_idset_has(k->used_more, bodyid);
+}
+
+static int body_set_used(struct task *k, uint32_t bodyid)
+{
+	if (bodyid <= 64) {
+		k->used |= (uint64_t)1 << (bodyid - 1);
+		return 0;
+	}
+	if (!k->used_more) {
+		k->used_more = malloc(sizeof(*k->used_more));
+		if (!k->used_more)
+			return -1;
+		task_idset_init(k->used_more);
+	}
+	return task_idset_add(k->used_more, bodyid);
+}
+
+static void body_unlink(struct task *k, struct body *b)
+{
+	struct body **p = &k->live;
+	while (*p != b)
+		p = &(*p)->next;
+	*p = b->next;
+}
+
 static int execute_parallel(struct task_table *t, struct task_stack *s, struct task *k, uint32_t bodyid)
 {
-	struct body *b = u32map_get(&k->par->bodies, bodyid);
-	if (b)
-		return check_execute(t, s, b); /* always fails: a live body is running or paused */
-	if (task_idset_has(&k->par->used, bodyid)) {
+	for (struct body *b = k->live; b; b = b->next)
+		if (b->id == bodyid)
+			return check_execute(t, s, b); /* always fails: a live body is running or paused */
+	if (body_used(k, bodyid)) {
 		struct body dead = { .task = k, .id = bodyid, .state = BODY_DEAD };
 		return check_execute(t, s, &dead);
 	}
 	struct body fresh = { .task = k, .id = bodyid, .state = BODY_CREATED };
 	if (check_execute(t, s, &fresh) != 0)
 		return -1;
-	b = pool_get(&t->body_pool);
+	struct body *b = pool_get(&t->body_pool);
 	if (!b)
 		return failf("out of memory");
-	*b = fresh;
-	if (u32map_put(&k->par->bodies, bodyid, b) != 0 || task_idset_add(&k->par->used, bodyid) != 0) {
-		u32map_del(&k->par->bodies, bodyid);
+	if (body_set_used(k, bodyid) != 0) {
 		pool_put(&t->body_pool, b);
 		return failf("out of memory");
 	}
+	*b = fresh;
 	if (stack_push(s, b) != 0) {
-		u32map_del(&k->par->bodies, bodyid);
 		pool_put(&t->body_pool, b);
 		return -1;
 	}
+	b->next = k->live;
+	k->live = b;
 	b->state = BODY_RUNNING;
 	return 0;
 }
@@ -578,7 +596,7 @@ int task_end(struct task_table *t, struct task_stack *s, uint32_t id, uint32_t b
 	s->n--;
 	b->state = BODY_DEAD;
 	if (k->flags & TASK_PARALLEL) {
-		u32map_del(&k->par->bodies, b->id);
+		body_unlink(k, b);
 		pool_put(&t->body_pool, b);
 		return 0;
 	}

@@ -10,7 +10,9 @@
  * bitmap, to refuse creating it twice); so are the bodies of parallel
  * tasks. Types stay until the end (their labels go to the .pcf). A task
  * that may run again (nosv normal tasks: no event says they are gone) is
- * kept in its page of ids with its type alone (see task_page).
+ * kept in its page of ids with its type alone (see task_page). A parallel
+ * task keeps which body ids ran in one word (ids 1-64; an id set only past
+ * that) and a list of its live bodies: no allocation of its own.
  *
  * Every operation returns 0, or -1 after failf() with the reason. The model
  * updates its channels from task_stack_top() afterwards. */
@@ -45,18 +47,9 @@ struct task;
 
 struct body {
 	struct task *task;
+	struct body *next; /* parallel: the next live body of the task */
 	uint32_t id; /* 1 for a normal task */
 	uint8_t state; /* enum body_state */
-};
-
-struct task_parallel;
-
-struct task {
-	uint32_t id;
-	uint32_t flags; /* enum task_flag */
-	const struct task_type *type;
-	struct body body; /* the body of a normal task */
-	struct task_parallel *par; /* parallel: live bodies and body ids used */
 };
 
 /* A set of 32-bit ids as a sparse bitmap (512 ids per chunk). */
@@ -66,6 +59,17 @@ struct task_idset {
 	size_t nblocks, used; /* chunks used in the last block */
 	uint32_t last_key; /* the chunk of the last id added (ids mostly grow) */
 	uint64_t *last;
+};
+
+struct task {
+	uint32_t id;
+	uint32_t flags; /* enum task_flag */
+	const struct task_type *type;
+	struct body body; /* the body of a normal task */
+	/* parallel tasks: */
+	uint64_t used; /* bit i: body id i + 1 has run */
+	struct body *live; /* running or paused bodies */
+	struct task_idset *used_more; /* body ids over 64 that have run, or NULL */
 };
 
 /* Fixed-size items reused through a free list threaded through the free

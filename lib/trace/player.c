@@ -7,50 +7,6 @@
 
 #define MAX_WARNINGS 10
 
-static int64_t sclock_of(const struct player *p, size_t s)
-{
-	uint64_t off = p->offsets ? (uint64_t)p->offsets[s] : 0;
-	return (int64_t)(p->cur[s].clock + off); /* wraps instead of overflowing */
-}
-
-/* Insert at size+1 and bubble up while strictly smaller than the parent. */
-static inline void heap_push(struct player *p, int64_t sclock, size_t s)
-{
-	struct player_node *h = p->heap;
-	size_t k = ++p->size;
-	while (k > 1 && sclock < h[k / 2].sclock) {
-		h[k] = h[k / 2];
-		k /= 2;
-	}
-	h[k].sclock = sclock;
-	h[k].stream = s;
-}
-
-/* Take the root, move the last node there and sift it down: it swaps with
- * the left child if strictly smaller, or with the right child if strictly
- * smaller than both. Equal keys never move. Written as "the smaller child
- * (left on ties), if strictly smaller than the node", which is the same. */
-static inline struct player_node heap_pop(struct player *p)
-{
-	struct player_node *h = p->heap;
-	struct player_node top = h[1];
-	struct player_node last = h[p->size--];
-	size_t n = p->size, k = 1;
-	for (;;) {
-		size_t m = 2 * k;
-		if (m > n)
-			break;
-		m += m < n && h[m + 1].sclock < h[m].sclock;
-		if (!(h[m].sclock < last.sclock))
-			break;
-		h[k] = h[m];
-		k = m;
-	}
-	if (n > 0)
-		h[k] = last;
-	return top;
-}
-
 int player_init(struct player *p, struct stream_reader *readers, size_t n, const int64_t *offsets, unsigned flags)
 {
 	memset(p, 0, sizeof(*p));
@@ -73,7 +29,7 @@ int player_init(struct player *p, struct stream_reader *readers, size_t n, const
 			return -1;
 		}
 		if (r > 0)
-			heap_push(p, sclock_of(p, i), i);
+			player_heap_push(p, player_sclock(p, i), i);
 	}
 	return 0;
 }
@@ -83,7 +39,13 @@ const struct ev *player_first(const struct player *p, size_t i)
 	return p->cur[i].size ? &p->cur[i] : NULL;
 }
 
-static int backwards(struct player *p, const struct player_node *node)
+void player_start(struct player *p, int64_t sclock)
+{
+	p->started = 1;
+	p->first_sclock = sclock;
+}
+
+int player_backwards(struct player *p, const struct player_node *node)
 {
 	const struct ev *ev = &p->cur[node->stream];
 	const char *name = p->readers[node->stream].name;
@@ -99,36 +61,6 @@ static int backwards(struct player *p, const struct player_node *node)
 			(long long)p->last_sclock, (long long)node->sclock,
 			p->nbackwards == MAX_WARNINGS ? " (further jumps are not reported)" : "");
 	return 0;
-}
-
-int player_next(struct player *p, struct player_ev *out)
-{
-	if (p->pending >= 0) {
-		size_t s = (size_t)p->pending;
-		p->pending = -1;
-		int r = sr_next(&p->readers[s], &p->cur[s]);
-		if (r < 0)
-			return -1;
-		if (r > 0)
-			heap_push(p, sclock_of(p, s), s);
-	}
-	if (p->size == 0)
-		return 0;
-	struct player_node node = heap_pop(p);
-	if (!p->started) {
-		p->started = 1;
-		p->first_sclock = node.sclock;
-	} else if (node.sclock < p->last_sclock && backwards(p, &node) < 0) {
-		return -1;
-	}
-	p->last_sclock = node.sclock;
-	p->pending = (long long)node.stream;
-	out->ev = p->cur[node.stream];
-	out->stream = node.stream;
-	out->rclock = (int64_t)out->ev.clock;
-	out->sclock = node.sclock;
-	out->dclock = (int64_t)((uint64_t)node.sclock - (uint64_t)p->first_sclock);
-	return 1;
 }
 
 void player_free(struct player *p)

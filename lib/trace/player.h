@@ -12,7 +12,7 @@
 #include "trace/stream.h"
 
 struct player_ev {
-	struct ev ev;
+	const struct ev *ev; /* the event, valid until the next player_next */
 	size_t stream; /* index of the stream (as given to player_init) */
 	int64_t rclock; /* raw clock */
 	int64_t sclock; /* raw clock + the stream's offset */
@@ -46,8 +46,87 @@ int player_init(struct player *p, struct stream_reader *readers, size_t n, const
 /* The first event of stream i as loaded by player_init (NULL if the stream
  * has no events); valid until player_next advances stream i. */
 const struct ev *player_first(const struct player *p, size_t i);
-/* 1 = *out holds the next event, 0 = all streams ended, -1 = error (reported). */
-int player_next(struct player *p, struct player_ev *out);
 void player_free(struct player *p);
+
+/* Slow paths of player_next: a global backward jump (-1 unless
+ * PLAYER_UNSORTED), and the first event played. */
+int player_backwards(struct player *p, const struct player_node *node);
+void player_start(struct player *p, int64_t sclock);
+
+static inline int64_t player_sclock(const struct player *p, size_t s)
+{
+	uint64_t off = p->offsets ? (uint64_t)p->offsets[s] : 0;
+	return (int64_t)(p->cur[s].clock + off); /* wraps instead of overflowing */
+}
+
+/* Insert at size+1 and bubble up while strictly smaller than the parent. */
+static inline void player_heap_push(struct player *p, int64_t sclock, size_t s)
+{
+	struct player_node *h = p->heap;
+	size_t k = ++p->size;
+	while (k > 1 && sclock < h[k / 2].sclock) {
+		h[k] = h[k / 2];
+		k /= 2;
+	}
+	h[k].sclock = sclock;
+	h[k].stream = s;
+}
+
+/* Take the root, move the last node there and sift it down: it swaps with
+ * the left child if strictly smaller, or with the right child if strictly
+ * smaller than both. Equal keys never move. Written as "the smaller child
+ * (left on ties), if strictly smaller than the node", which is the same. */
+static inline struct player_node player_heap_pop(struct player *p)
+{
+	struct player_node *h = p->heap;
+	struct player_node top = h[1];
+	struct player_node last = h[p->size--];
+	size_t n = p->size, k = 1;
+	for (;;) {
+		size_t m = 2 * k;
+		if (m > n)
+			break;
+		m += m < n && h[m + 1].sclock < h[m].sclock;
+		if (!(h[m].sclock < last.sclock))
+			break;
+		h[k] = h[m];
+		k = m;
+	}
+	if (n > 0)
+		h[k] = last;
+	return top;
+}
+
+/* 1 = *out holds the next event, 0 = all streams ended, -1 = error
+ * (reported). Inline, as the loops of emu, dump and top call it per event:
+ * the event stays where the reader decoded it (out->ev points there), no
+ * copy. */
+static inline int player_next(struct player *p, struct player_ev *out)
+{
+	if (p->pending >= 0) {
+		size_t s = (size_t)p->pending;
+		p->pending = -1;
+		int r = sr_next(&p->readers[s], &p->cur[s]);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			player_heap_push(p, player_sclock(p, s), s);
+	}
+	if (p->size == 0)
+		return 0;
+	struct player_node node = player_heap_pop(p);
+	if (__builtin_expect(!p->started, 0))
+		player_start(p, node.sclock);
+	else if (__builtin_expect(node.sclock < p->last_sclock, 0) && player_backwards(p, &node) < 0)
+		return -1;
+	p->last_sclock = node.sclock;
+	p->pending = (long long)node.stream;
+	out->ev = &p->cur[node.stream];
+	out->stream = node.stream;
+	out->rclock = (int64_t)out->ev->clock;
+	out->sclock = node.sclock;
+	out->dclock = (int64_t)((uint64_t)node.sclock - (uint64_t)p->first_sclock);
+	return 1;
+}
 
 #endif

@@ -62,10 +62,14 @@ static int play(struct set *s, const int64_t *offsets, unsigned flags, char *ord
 		return -1;
 	while ((rc = player_next(&p, &pe)) == 1) {
 		char tok[8];
-		snprintf(tok, sizeof(tok), "%s%c%c", *order ? " " : "", pe.ev.mcv[1], pe.ev.mcv[2]);
+		snprintf(tok, sizeof(tok), "%s%c%c", *order ? " " : "", pe.ev->mcv[1], pe.ev->mcv[2]);
 		strcat(order, tok);
-		if (evs)
+		if (evs) { /* pe.ev is the player's: valid until the next call */
+			static struct ev copies[64];
+			copies[*nev % 64] = *pe.ev;
 			evs[*nev] = pe;
+			evs[*nev].ev = &copies[*nev % 64];
+		}
 		(*nev)++;
 	}
 	player_free(&p);
@@ -110,7 +114,7 @@ static void test_clocks(void)
 	CHECK(n == 3 && evs[1].stream == 0 && evs[1].rclock == 10 && evs[1].sclock == 110 &&
 	      evs[1].dclock == 60 && evs[0].dclock == 0 && evs[2].dclock == 70,
 	      "rclock is raw, sclock has the offset, dclock counts from the first event");
-	CHECK(n == 3 && evs[2].ev.offset == STREAM_HEADER_SIZE + 12, "events keep their stream offset");
+	CHECK(n == 3 && evs[2].ev->offset == STREAM_HEADER_SIZE + 12, "events keep their stream offset");
 	free_set(&s);
 }
 
@@ -297,7 +301,7 @@ static void test_heap_order(void)
 				break;
 			}
 			prev = ref_pop(&h);
-			if (r != 1 || (int)pe.stream != prev || pe.ev.mcv[2] != '0' + next[prev] - 1) {
+			if (r != 1 || (int)pe.stream != prev || pe.ev->mcv[2] != '0' + next[prev] - 1) {
 				ok = 0;
 				break;
 			}

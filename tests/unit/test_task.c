@@ -260,6 +260,20 @@ static void test_nosv_like(void)
 	CHECK_INT(task_execute(&t, &s, 200, 3), 0, "body 3 of task 200");
 	CHECK_INT(task_end(&t, &s, 200, 3), 0, "end body 3");
 	CHECK_INT(t.body_pool.nfree, 2, "ended bodies go back to the pool");
+	/* body ids past the inline word of 64 */
+	CHECK_INT(task_execute(&t, &s, 200, 64), 0, "body 64 of task 200");
+	CHECK_INT(task_execute(&t, &s2, 200, 65), 0, "body 65 on another thread");
+	CHECK_FAIL(task_execute(&t, &s, 201, 65), "inside body(id=64,taskid=200)", "nesting over body 64");
+	CHECK_INT(task_end(&t, &s, 200, 64), 0, "end body 64");
+	CHECK_FAIL(task_execute(&t, &s, 200, 65), "already Running", "body 65 while it runs");
+	CHECK_INT(task_end(&t, &s2, 200, 65), 0, "end body 65");
+	CHECK_FAIL(task_execute(&t, &s, 200, 65), "not allowed to run again", "body 65 again");
+	CHECK_FAIL(task_execute(&t, &s, 200, 64), "not allowed to run again", "body 64 again");
+	CHECK_INT(task_execute(&t, &s, 200, 100000), 0, "body 100000");
+	CHECK_INT(task_end(&t, &s, 200, 100000), 0, "end body 100000");
+	CHECK_FAIL(task_execute(&t, &s, 200, 100000), "not allowed to run again", "body 100000 again");
+	CHECK_INT(task_execute(&t, &s, 201, 100000), 0, "body 100000 of task 201: ids are per task");
+	CHECK_INT(task_end(&t, &s, 201, 100000), 0, "end it");
 	task_stack_free(&s);
 	task_stack_free(&s2);
 	task_table_free(&t);
