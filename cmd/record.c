@@ -400,25 +400,38 @@ static int launch(struct run *r, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Forwarding is set up before the fork and the signals held until the
 	 * child is known: one sent right after the start must not kill the
-	 * recorder and leave the program running untraced to the end. */
+	 * recorder and leave the program running untraced to the end. A signal
+	 * ignored at start (nohup, trap '' INT) stays ignored, here and in APP. */
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	struct sigaction sa;
+	enum { NSIGS = sizeof(sigs) / sizeof(sigs[0]) };
+	struct sigaction sa, orig[NSIGS];
 	sigset_t held, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&held);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
+	for (size_t i = 0; i < NSIGS; i++)
 		sigaddset(&held, sigs[i]);
-	}
+	/* Held before the handler is set: one caught before the fork would find no child to pass it to. */
 	sigprocmask(SIG_BLOCK, &held, &old);
+	for (size_t i = 0; i < NSIGS; i++) {
+		sigaction(sigs[i], NULL, &orig[i]);
+		if (orig[i].sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+	/* An ignored SIGCHLD would reap APP before we learn how it ended. */
+	struct sigaction chld, dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &dfl, &chld);
 	double t0 = now_s();
 	child = fork();
 	if (child == 0) {
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-			signal(sigs[i], SIG_DFL);
+		/* APP gets the dispositions and mask the recorder was given. */
+		for (size_t i = 0; i < NSIGS; i++)
+			sigaction(sigs[i], &orig[i], NULL);
+		sigaction(SIGCHLD, &chld, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execv(prog, argv);
 		fprintf(stderr, "%s: cannot run %s: %s\n", msg_prog(), prog, strerror(errno));
@@ -440,8 +453,8 @@ static int launch(struct run *r, char **argv)
 		if (p == child)
 			status = wst;
 	}
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
+	for (size_t i = 0; i < NSIGS; i++)
+		sigaction(sigs[i], &orig[i], NULL);
 	finish_trace(r, now_s() - t0);
 	unlink(state_path);
 	if (WIFEXITED(status))

@@ -3,7 +3,9 @@
  * thread (OHx when it starts, OHe when it ends), CPU placement (a thread
  * pinned to one free CPU runs there, others on the virtual CPU), affinity
  * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
- * new image), and every exit path, fatal signals included. */
+ * new image), and every exit path. No signal handler is installed: a thread
+ * killed by a signal leaves its stream as it was (the mapping survives), and
+ * `ovni record` (or `ovni emu --salvage`) ends it at its last event. */
 #include "rt/instr.h"
 #include "rt/kernel.h"
 #include "rt/rt.h"
@@ -29,8 +31,6 @@ static struct rt_state *state;
 static _Atomic uint64_t next_tag = 1;
 static int has_rank, rank, nranks;
 static void save_env(void);
-
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP };
 
 /* ---- Placement ---- */
 
@@ -170,8 +170,7 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 	pthread_setcancelstate(cancel, NULL);
 }
 
-/* The thread ends: OHe, then its CPU is free. Only system calls after the
- * event: the fatal signal handler ends its thread too. */
+/* The thread ends: OHe, then its CPU is free. */
 static void thread_finish(struct rt_thread *t)
 {
 	if (!t->ready || !t->automatic)
@@ -268,32 +267,6 @@ void rt_record_set_rank(int r, int n)
 	}
 }
 
-/* ---- Signals ---- */
-
-static void on_fatal(int sig)
-{
-	int saved = errno;
-	thread_finish(&rt_self);
-	/* SA_RESETHAND restored the default action: the re-raised signal (or
-	 * the faulting instruction, run again) ends the process as before. */
-	raise(sig);
-	errno = saved;
-}
-
-static void catch_fatal_signals(void)
-{
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		struct sigaction old, sa;
-		if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
-			continue; /* ignored (nohup) or already handled: leave it */
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_fatal;
-		sa.sa_flags = SA_RESETHAND;
-		sigemptyset(&sa.sa_mask);
-		sigaction(fatal_signals[i], &sa, NULL);
-	}
-}
-
 /* ---- fork ---- */
 
 static __thread int fork_parent_tid;
@@ -365,7 +338,6 @@ __attribute__((constructor)) static void record_start(void)
 	find_rank();
 	proc_begin(-1, resuming());
 	pthread_atfork(before_fork, NULL, after_fork_child);
-	catch_fatal_signals();
 }
 
 /* exit() and return from main: the calling thread ends. Threads still

@@ -8,7 +8,7 @@
  * survives a SIGKILL; the window moves forward as it fills (the mapper
  * thread prepares the next one). In record mode, record.c wraps these:
  * thread_begin (stream, placement, OHx), thread_finish (OHe, end, CPU
- * given back; also from fatal signal handlers, so system calls only), and
+ * given back; system calls only, as a program's signal handler may exit), and
  * rt_emit_raw for the events the shim emits itself. */
 #ifndef OVNI_RT_H
 #define OVNI_RT_H

@@ -165,10 +165,39 @@ for k in segv:139 bus:135 fpe:136 ill:132 abort:134 term:143 int:130 hup:129 kil
 	emu_ok "crash $how: ovni emu accepts the trace" "$TMP/c-$how"
 	same "crash $how: both threads executed and ended" "$(count OHx "$TMP/c-$how") $(count OHe "$TMP/c-$how")" "2 2"
 	same "crash $how: each stream runs from OHx to OHe" "$(bounds "$TMP/c-$how")" "2xOHx-OHe "
+	same "crash $how: the recorder ends both cut threads and names them" "$(grep -c 'did not finish' "$TMP/err")" 2
 done
-# Only SIGKILL cuts the main thread: the handler finished it otherwise.
-grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||
-	not_ok "crash kill: both threads named as cut"
+
+# --- Signals: the program sees exactly what it would see without the
+# recorder (no handler of the shim), at start and after its own sigaction.
+$CC -O0 -o "$TMP/sigs" "$SRC/sigs.c" || not_ok "compile sigs.c"
+"$TMP/sigs" >"$TMP/sig-plain"
+rec sig "$TMP/sigs"
+same "signals: exit status" "$rc" 0
+check_same "signals: dispositions, flags and mask as without the recorder" "$TMP/out" "$TMP/sig-plain"
+sh -c "trap '' INT HUP QUIT; \"\$1\"" sh "$TMP/sigs" >"$TMP/sig-plain"
+rm -rf "$TMP/sigi"
+sh -c "trap '' INT HUP QUIT; \"\$1\" record -o \"\$2\" -- \"\$3\"" sh "$OVNI" "$TMP/sigi" "$TMP/sigs" >"$TMP/out" 2>/dev/null
+check_same "signals ignored at start (nohup, trap '' INT) stay ignored" "$TMP/out" "$TMP/sig-plain"
+grep -q '^2 IGN ' "$TMP/out" && ok "signals: SIGINT ignored, as the shell left it" || not_ok "signals: SIGINT ignored, as the shell left it"
+(trap - INT; "$TMP/sigs" own) >"$TMP/sig-plain" 2>/dev/null
+rec sigown "$TMP/sigs" own
+same "signals: the program's own SIGSEGV handler runs (status 42)" "$rc" 42
+check_same "signals: and it replaced the default action, as without the recorder" "$TMP/out" "$TMP/sig-plain"
+emu_ok "signals: ovni emu accepts the trace" "$TMP/sigown"
+if command -v python3 >/dev/null 2>&1; then
+	rec py python3 -c 'import os, signal
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [])
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")'
+	same "python3: its SIGINT handler is installed and Ctrl-C raises KeyboardInterrupt" "$(tr '\n' ' ' <"$TMP/out")" "True KeyboardInterrupt "
+	emu_ok "python3: ovni emu accepts the trace" "$TMP/py"
+else
+	echo "ok - # SKIP no python3"
+fi
 
 # --- The recorder killed too: ovni emu --salvage. ---
 rm -rf "$TMP/kk"
