@@ -354,21 +354,33 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	emu_ok "api: ovni emu accepts the recorded trace" "$TMP/a2"
 	same "api: the program's own OHx is replaced by the recorder's" "$(count OHx "$TMP/a2")" 1
 	same "api: marks recorded" "$(count OM] "$TMP/a2")" 5
-	# Clocks agree across threads: turns taken one after the other are in
-	# clock order, with the scaled TSC and with clock_gettime.
+	# Clocks agree across threads: turns taken one after the other (about
+	# 100 ns apart) are in clock order, with clock_gettime and with the
+	# scaled TSC.
 	$CC -O2 -pthread -o "$TMP/pingpong" "$SRC/pingpong.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile pingpong.c"
-	# turns ENV: how many of the 100000 turns are in clock order.
+	# turns ENV: "N MAX": N of the 100000 turns are out of clock order, the
+	# worst by MAX ns (turn k of main, OU[, comes before turn k of the other
+	# thread, OB., which comes before turn k + 1 of main).
 	turns() {
 		rm -rf "$TMP/pp"
 		env "$1" "$OVNI" record --no-kernel -o "$TMP/pp" -- "$TMP/pingpong" 50000 >/dev/null 2>&1 # its OU[ are the turns
-		"$OVNI" dump "$TMP/pp" 2>/dev/null | awk '$2 == "OB." || $2 == "OU[" {print $2}' | uniq | wc -l | tr -d ' '
+		"$OVNI" dump "$TMP/pp" 2>/dev/null | awk '$2 == "OU[" { u[nu++] = $1 } $2 == "OB." { b[nb++] = $1 }
+			END { for (k = 0; k < nu; k++) { d = u[k] - b[k]; if (d > 0) { n++; if (d > m) m = d }
+				if (k + 1 < nu) { d = b[k] - u[k + 1]; if (d > 0) { n++; if (d > m) m = d } } }
+				print (nu == 50000 && nb == 50000) ? n + 0 " " m + 0 : "missing " nu " " nb }'
 	}
-	same "clocks agree across threads (clock_gettime): 100000 turns in order" "$(turns OVNI_NO_TSC=1)" 100000
-	# The scaled TSC is within ~100 ns of it: turns a few hundred ns apart
-	# may swap, rarely (a wrong rate would swap most).
-	got=$(turns OVNI_NO_TSC=)
-	[ "$got" -ge 99000 ] && ok "clocks agree across threads (scaled TSC): $got of 100000 turns in order" ||
-		not_ok "clocks agree across threads (scaled TSC): $got of 100000 turns in order"
+	same "clocks agree across threads (clock_gettime): 100000 turns in order" "$(turns OVNI_NO_TSC=1)" "0 0"
+	# The scaled TSC agrees within tens of ns, but its read is not ordered:
+	# it may be taken while the load that saw the other thread's turn waits
+	# for the cache line, so a turn may come a cache miss (~100 ns) early,
+	# more often on a loaded machine. A wrong rate or anchor would put most
+	# turns out of order, by more.
+	set -- $(turns OVNI_NO_TSC=)
+	if [ "$1" != missing ] && [ "$1" -le 10000 ] && [ "$2" -lt 500 ]; then
+		ok "clocks agree across threads (scaled TSC): $1 of 100000 turns out of order, by $2 ns at most"
+	else
+		not_ok "clocks agree across threads (scaled TSC): $1 of 100000 turns out of order, by $2 ns at most"
+	fi
 
 	# --events: unselected models never reach the stream.
 	$CC -o "$TMP/models" "$SRC/models.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile models.c"
