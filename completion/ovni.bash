@@ -11,7 +11,7 @@ _ovni_opts() {
 	sort) echo "-c -n" ;;
 	pack) echo "-o --output -l --level -T --threads --tar --list --verify" ;;
 	unpack) echo "-C --directory -f --force" ;;
-	record) echo "-o --tmpdir --events --loom --app-id --kernel --no-kernel" ;;
+	record) echo "-o --force --tmpdir --events --loom --app-id --kernel --no-kernel" ;;
 	lib) echo "" ;;
 	events) echo "" ;;
 	esac

@@ -95,6 +95,7 @@ complete -c ovni -n '__fish_seen_subcommand_from unpack' -s f -l force -d 'overw
 # record
 complete -c ovni -f -n __ovni_no_subcommand -a record -d 'run a program and record a runtime trace of it'
 complete -c ovni -n '__fish_seen_subcommand_from record' -s o -r -a '(__fish_complete_directories)' -d 'where the trace goes'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l force -d 'replace the trace the directory holds'
 complete -c ovni -n '__fish_seen_subcommand_from record' -l tmpdir -r -a '(__fish_complete_directories)' -d 'write streams under DIR first'
 complete -c ovni -n '__fish_seen_subcommand_from record' -l events -x -a 'all ovni nanos6 nosv nodes tampi mpi openmp kernel' -d 'models to record'
 complete -c ovni -n '__fish_seen_subcommand_from record' -l loom -x -d 'loom name'

@@ -1,9 +1,11 @@
-/* Whole-file reads: one loop for stream.json, clock offsets and JSON files. */
+/* Whole-file reads (stream.json, clock offsets, JSON files), mkdir -p, rm -r. */
 #include "io/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -92,4 +94,18 @@ int file_mkdirs(const char *path, int parents_only)
 		return 0;
 	errno = err == EEXIST ? ENOTDIR : err;
 	return -1;
+}
+
+static int remove_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(p);
+	return 0;
+}
+
+void file_remove_tree(const char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -19,4 +19,7 @@ int file_write_all(int fd, const void *p, size_t n);
  * parents_only, only those above it. 0, or -1 with errno. */
 int file_mkdirs(const char *path, int parents_only);
 
+/* rm -r of dir (symbolic links removed, not followed); errors ignored. */
+void file_remove_tree(const char *dir);
+
 #endif

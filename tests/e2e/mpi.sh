@@ -61,6 +61,19 @@ flavour() {
 		same "$name $pat, mpirun inside record: exit status" "$?" 0
 		check_trace "$name $pat, mpirun inside record" "$TMP/out" $pat
 	done
+	# -o under a launcher: the ranks of one job share the directory; the
+	# trace of another run there is refused, and --force has rank 0
+	# replace it while the other ranks wait for it.
+	old=$(ls -d "$TMP"/in/loom.* | sort)
+	timeout 120 "mpirun.$name" -n $NP "$OVNI" record -o "$TMP/in" -- "$app" ring >"$TMP/log" 2>&1
+	[ $? -ne 0 ] && [ "$(grep -c 'holds a trace already; --force replaces it' "$TMP/log")" = $NP ] && [ "$(grep -c ' ring ok' "$TMP/log")" = 0 ] &&
+		ok "$name, record inside mpirun into an existing trace: refused by every rank, nothing run" ||
+		not_ok "$name, record inside mpirun into an existing trace: refused by every rank, nothing run"
+	timeout 120 "mpirun.$name" -n $NP "$OVNI" record --force -o "$TMP/in" -- "$app" ring >"$TMP/log" 2>&1
+	same "$name, record inside mpirun --force: exit status" "$?" 0
+	same "$name, record inside mpirun --force: every rank ok" "$(grep -c "/$NP ring ok" "$TMP/log")" $NP
+	same "$name, record inside mpirun --force: no loom of the old run is left" "$(ls -d "$TMP"/in/loom.* | sort | grep -cxF "$old")" 0
+	check_trace "$name, record inside mpirun --force" "$TMP/in" ring
 	# MPI in a library loaded RTLD_LOCAL (as Python loads mpi4py).
 	if "mpicc.$name" -shared -fPIC -o "$TMP/ext-$name.so" "$TESTDIR/instr/mpi_ext.c" &&
 		${HOSTCC:-gcc} -o "$TMP/dlhost" "$TESTDIR/instr/dlhost.c" -ldl; then

@@ -244,6 +244,44 @@ for delay in 0 0.001 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.1; do
 done
 same "SIGTERM early in the start (10 delays): no program left running" "$left" 0
 
+# --- -o: checked before the program starts; --force; nothing left after a
+# failed start. ---
+# started DIR: 1 if the probe program ran (it makes DIR/../started).
+: >"$TMP/file"
+rm -f "$TMP/started"
+check_fails "-o FILE: refused before the program starts" "-o .*file: exists and is not a trace directory" \
+	"$OVNI" record -o "$TMP/file" -- sh -c "touch '$TMP/started'"
+[ -e "$TMP/started" ] && not_ok "-o FILE: the program never started" || ok "-o FILE: the program never started"
+same "-o FILE: one line of error" "$(wc -l <"$TMP/.err" | tr -d ' ')" 1
+mkdir -p "$TMP/notrace" && : >"$TMP/notrace/keep"
+check_fails "-o a directory holding something else: refused, even with --force" "not a trace directory" \
+	"$OVNI" record --force -o "$TMP/notrace" -- sh -c "touch '$TMP/started'"
+[ -e "$TMP/notrace/keep" ] && [ ! -e "$TMP/started" ] && ok "-o a directory holding something else: left alone, nothing started" ||
+	not_ok "-o a directory holding something else: left alone, nothing started"
+rec o1 "$TMP/threads" 1
+old=$(ls -d "$TMP"/o1/loom.*)
+check_fails "-o an existing trace: refused without --force" "holds a trace already; --force replaces it" \
+	"$OVNI" record -o "$TMP/o1" -- sh -c "touch '$TMP/started'"
+[ -e "$TMP/started" ] && not_ok "-o an existing trace: the program never started" || ok "-o an existing trace: the program never started"
+same "-o an existing trace: left as it was" "$(ls -d "$TMP"/o1/loom.*)" "$old"
+"$OVNI" record --force -o "$TMP/o1" -- "$TMP/threads" 2 >/dev/null 2>"$TMP/err"
+same "--force: exit status" "$?" 0
+same "--force: the old trace is replaced, not merged" "$(ls -d "$TMP"/o1/loom.* | wc -l | tr -d ' ') $(ls -d "$TMP"/o1/loom.* | grep -c "$old")" "1 0"
+same "--force: nothing set aside is left" "$(ls -d "$TMP"/o1.* 2>/dev/null | wc -l | tr -d ' ')" 0
+emu_ok "--force: ovni emu accepts the new trace" "$TMP/o1"
+rm -rf "$TMP/empty-o" && mkdir -p "$TMP/empty-o"
+"$OVNI" record -o "$TMP/empty-o" -- "$TMP/threads" 0 >/dev/null 2>&1
+same "-o an empty directory: recorded" "$? $(ls -d "$TMP"/empty-o/loom.* | wc -l | tr -d ' ')" "0 1"
+rm -rf "$TMP/gone"
+check_fails "a missing program: refused" "nosuchprog: command not found" "$OVNI" record -o "$TMP/gone" -- nosuchprog
+[ -e "$TMP/gone" ] && not_ok "a missing program: no trace directory left behind" || ok "a missing program: no trace directory left behind"
+printf '#!%s/no/such/interpreter\n' "$TMP" >"$TMP/badinterp" && chmod +x "$TMP/badinterp"
+check_fails "exec fails (no interpreter): one line naming the program" "cannot run .*badinterp" \
+	"$OVNI" record -o "$TMP/gone" --tmpdir "$TMP/gone-tmp" -- "$TMP/badinterp"
+[ -e "$TMP/gone" ] || [ -e "$TMP/gone-tmp" ] && not_ok "exec fails: nothing left behind" || ok "exec fails: nothing left behind"
+check_fails "exec fails with --force: refused" "cannot run" "$OVNI" record --force -o "$TMP/o1" -- "$TMP/badinterp"
+same "exec fails with --force: the old trace is put back" "$(ls -d "$TMP"/o1/loom.* | wc -l | tr -d ' ') $(ls -d "$TMP"/o1.* 2>/dev/null | wc -l | tr -d ' ')" "1 0"
+
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
 	$CC -O1 -pthread -o "$TMP/affinity" "$SRC/affinity.c" || not_ok "compile affinity.c"
