@@ -38,7 +38,7 @@ static const char usage[] =
 	"and every event of programs that use the libovni API (the shim is also\n"
 	"libovni.so.1 for them). Streams left unfinished (a crash, SIGKILL,\n"
 	"threads still running at exit) are ended at their last event. Prints one\n"
-	"summary line at the end and exits with APP's status.\n"
+	"summary line at the end, with how APP ended, and exits with APP's status.\n"
 	"\n"
 	"Options:\n"
 	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni):\n"
@@ -384,7 +384,7 @@ static int cmp_stream(const void *a, const void *b)
 }
 
 /* Ends what was left unfinished, moves it out of the tmpdir, counts. */
-static void finish_trace(struct run *r, double elapsed)
+static void finish_trace(struct run *r, double elapsed, const char *app, const char *ending)
 {
 	struct rt_state *s = r->state;
 	uint32_t n = atomic_load(&s->nstreams);
@@ -460,9 +460,9 @@ static void finish_trace(struct run *r, double elapsed)
 		msg_info("%u process%s without an MPI rank moved to loom %s (ovni emu wants a rank in every process of a loom or in none)",
 			 moved, moved == 1 ? "" : "es", other);
 	double mib = (double)bytes / (1024.0 * 1024.0);
-	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
+	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s; %s %s",
 		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,
-		 cut ? " (some threads cut, see above)" : "", r->tracedir);
+		 cut ? " (some threads cut, see above)" : "", r->tracedir, app, ending);
 }
 
 static double now_s(void)
@@ -556,6 +556,33 @@ static void undo_tracedir(struct run *r)
 		file_remove_tree(r->tracedir);
 	if (r->old[0] && rename(r->old, r->tracedir) != 0)
 		msg_warn("the replaced trace is left in %s: %s", r->old, strerror(errno));
+}
+
+/* "exited with status N" or "was killed by SIGNAME". */
+static void describe_end(int status, char *buf, size_t n)
+{
+	static const char *const names[] = {
+		[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",	[SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
+		[SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",	[SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",
+		[SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1",	[SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+		[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",	[SIGTERM] = "SIGTERM", [SIGSTKFLT] = "SIGSTKFLT",
+		[SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT",	[SIGSTOP] = "SIGSTOP", [SIGTSTP] = "SIGTSTP",
+		[SIGTTIN] = "SIGTTIN", [SIGTTOU] = "SIGTTOU",	[SIGURG] = "SIGURG",   [SIGXCPU] = "SIGXCPU",
+		[SIGXFSZ] = "SIGXFSZ", [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF", [SIGWINCH] = "SIGWINCH",
+		[SIGIO] = "SIGIO",     [SIGPWR] = "SIGPWR",	[SIGSYS] = "SIGSYS",
+	};
+	if (WIFEXITED(status)) {
+		snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+		return;
+	}
+	int sig = WTERMSIG(status);
+	const char *name = sig > 0 && (size_t)sig < sizeof(names) / sizeof(names[0]) ? names[sig] : NULL;
+	char num[32];
+	if (!name) {
+		snprintf(num, sizeof(num), "signal %d", sig);
+		name = num;
+	}
+	snprintf(buf, n, "was killed by %s (%s)%s", name, strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
 }
 
 static int launch(struct run *r, char **argv)
@@ -666,7 +693,10 @@ static int launch(struct run *r, char **argv)
 	}
 	for (size_t i = 0; i < NSIGS; i++)
 		sigaction(sigs[i], &orig[i], NULL);
-	finish_trace(r, now_s() - t0);
+	char ending[128];
+	describe_end(status, ending, sizeof(ending));
+	const char *base = strrchr(argv[0], '/');
+	finish_trace(r, now_s() - t0, base ? base + 1 : argv[0], ending);
 	unlink(state_path);
 	if (WIFEXITED(status))
 		rc = WEXITSTATUS(status);

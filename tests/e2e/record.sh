@@ -245,7 +245,7 @@ done
 same "SIGTERM early in the start (10 delays): no program left running" "$left" 0
 
 # --- -o: checked before the program starts; --force; nothing left after a
-# failed start. ---
+# failed start; the last line says how the program ended. ---
 # started DIR: 1 if the probe program ran (it makes DIR/../started).
 : >"$TMP/file"
 rm -f "$TMP/started"
@@ -281,6 +281,14 @@ check_fails "exec fails (no interpreter): one line naming the program" "cannot r
 [ -e "$TMP/gone" ] || [ -e "$TMP/gone-tmp" ] && not_ok "exec fails: nothing left behind" || ok "exec fails: nothing left behind"
 check_fails "exec fails with --force: refused" "cannot run" "$OVNI" record --force -o "$TMP/o1" -- "$TMP/badinterp"
 same "exec fails with --force: the old trace is put back" "$(ls -d "$TMP"/o1/loom.* | wc -l | tr -d ' ') $(ls -d "$TMP"/o1.* 2>/dev/null | wc -l | tr -d ' ')" "1 0"
+# The last line says how the program ended.
+rec end0 "$TMP/threads" 2 7
+same "exit status: the recorder exits with it" "$rc" 7
+same "exit status: the last line says it" "$(tail -n 1 "$TMP/err" | grep -o '; threads exited with status 7$')" "; threads exited with status 7"
+rec endsig "$TMP/crash" segv
+same "killed by a signal: the last line names it" "$(tail -n 1 "$TMP/err" | grep -Eo '; crash was killed by SIGSEGV \(Segmentation fault\)(, core dumped)?$' | cut -c1-35)" "; crash was killed by SIGSEGV (Segm"
+rec endkill "$TMP/crash" kill
+same "killed by SIGKILL: the last line names it" "$(tail -n 1 "$TMP/err" | grep -o 'crash was killed by SIGKILL.*')" "crash was killed by SIGKILL (Killed)"
 
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
