@@ -204,7 +204,8 @@ static int load_finished(struct stream_meta *m, const struct ctx *c, unsigned fl
 	if (m->finished || !(flags & TRACE_REQUIRE_FINISHED))
 		return 0;
 	const char *hint = "the thread did not end cleanly (it crashed, was killed or never called "
-			   "ovni_thread_free); its events can still be read with `ovni dump`";
+			   "ovni_thread_free); `ovni emu --salvage` ends it at its last event (in a copy), "
+			   "and `ovni dump` reads its events";
 	if (!v)
 		return bad(c->file, NULL, "missing ovni.finished: %s", hint);
 	return bad(c->file, v, "ovni.finished must be 1: %s", hint);

@@ -119,7 +119,7 @@ void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
 /* meta.c */
 void rt_meta_init(struct rt_thread *t);
 void rt_meta_changed(struct rt_thread *t); /* re-render the final text */
-void rt_meta_write(struct rt_thread *t); /* the current (unfinished) metadata */
+void rt_meta_write(struct rt_thread *t); /* the current (unfinished) metadata, rank and CPUs included */
 void rt_meta_write_final(struct rt_thread *t); /* async-signal-safe */
 /* With rank and CPUs but not finished: what a salvage needs if we die. */
 void rt_meta_write_progress(struct rt_thread *t);

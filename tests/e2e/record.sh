@@ -211,6 +211,34 @@ same "recorder killed: ovni emu --salvage plays the trace" "$?" 0
 same "recorder killed: --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
 same "recorder killed: --salvage leaves the trace untouched" "$(find "$TMP/kk" -type f -exec cksum {} + | sort)" "$before"
 [ -s "$TMP/emu/thread.prv" ] && ok "recorder killed: --salvage wrote the timelines" || not_ok "recorder killed: --salvage wrote the timelines"
+# The batch system kills the recorder and the program together (SIGKILL to
+# both), once their threads have slept (which declares mark 99 in their
+# metadata): the loom's CPUs are still listed, plain emu names
+# --salvage, and --salvage plays the trace. With --tmpdir the streams are
+# still in the tmpdir, which --salvage plays just as well.
+for mode in plain tmpdir; do
+	rm -rf "$TMP/batch" "$TMP/batch-tmp"
+	topt=
+	[ $mode = tmpdir ] && topt="--tmpdir $TMP/batch-tmp"
+	# shellcheck disable=SC2086
+	"$OVNI" record $topt -o "$TMP/batch" -- "$TMP/crash" none >/dev/null 2>&1 &
+	rpid=$!
+	src=$TMP/batch
+	[ $mode = tmpdir ] && src=$TMP/batch-tmp
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		[ "$(find "$src" -name stream.json 2>/dev/null | xargs grep -l '"Blocked in"' 2>/dev/null | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	kill -KILL "$rpid" $(pgrep -P "$rpid")
+	wait "$rpid" 2>/dev/null
+	n=$(find "$src" -name stream.json | xargs grep -l '"loom_cpus"' | wc -l | tr -d ' ')
+	same "batch kill ($mode): the main thread's stream still lists the loom's CPUs" "$n" 1
+	check_fails "batch kill ($mode): plain ovni emu names --salvage" "ovni emu --salvage" "$OVNI" emu -o "$TMP/emu" "$src"
+	rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+	"$OVNI" emu --salvage -o "$TMP/emu" "$src" >"$TMP/out" 2>"$TMP/err"
+	same "batch kill ($mode): ovni emu --salvage plays the trace" "$?" 0
+	same "batch kill ($mode): --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
+done
 
 # --- A signal sent to the recorder reaches the program. ---
 rm -rf "$TMP/fw"
