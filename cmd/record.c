@@ -21,6 +21,7 @@
 #include "program.h"
 #include "events.h"
 #include "io/file.h"
+#include "json.h"
 #include "io/msg.h"
 #include "rt/state.h"
 #include "rankloom.h"
@@ -383,6 +384,20 @@ static int cmp_stream(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+/* The context switch records the kernel dropped for the thread of stream
+ * directory dir, as the shim noted in its metadata. */
+static uint64_t kernel_lost(const char *dir)
+{
+	char path[PATH_MAX + 1200], err[256];
+	snprintf(path, sizeof(path), "%s/stream.json", dir);
+	struct json *m = json_parse_file(path, err, sizeof(err));
+	long long n = 0;
+	if (json_int(json_dotget(m, "record.kernel_lost"), &n) != 0 || n < 0)
+		n = 0;
+	json_free(m);
+	return (uint64_t)n;
+}
+
 /* Ends what was left unfinished, moves it out of the tmpdir, counts. */
 static void finish_trace(struct run *r, double elapsed, const char *app, const char *ending)
 {
@@ -398,7 +413,7 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 	memcpy(list, s->streams, n * sizeof(*list));
 	qsort(list, n, sizeof(*list), cmp_stream);
 	uint64_t events = 0, bytes = 0;
-	uint32_t threads = 0, cut = 0, procs = 0;
+	uint32_t threads = 0, cut = 0, procs = 0, lost_threads = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (i > 0 && cmp_stream(&list[i], &list[i - 1]) == 0)
 			continue;
@@ -446,14 +461,18 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 			}
 			rmdir(dir);
 		}
+		uint64_t lost = kernel_lost(final);
+		if (lost) {
+			lost_threads++;
+			msg_warn("%s: the kernel dropped %" PRIu64 " of its context switch records", relp, lost);
+		}
 	}
 	free(list);
+	if (lost_threads)
+		msg_warn("the kernel dropped context switch records of %u thread%s, named above: their "
+			 "perf rings filled faster than they were emptied", lost_threads, lost_threads == 1 ? "" : "s");
 	if (threads == 0)
 		msg_warn("nothing was recorded: the program (or the interpreter of a script) may be statically linked, or it cleared LD_PRELOAD");
-	uint64_t lost = atomic_load(&s->kernel_lost);
-	if (lost)
-		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
-			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
 	char other[600];
 	unsigned moved;
 	if (rankloom_split(r->tracedir, r->loom, other, sizeof(other), &moved) == 0 && moved)

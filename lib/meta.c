@@ -224,6 +224,23 @@ static int load_version(const struct json *root, const char *file)
 	return 0;
 }
 
+/* The recorder's extras: informative only, so a wrong type is ignored. */
+static void load_record(struct stream_meta *m, const struct json *rec)
+{
+	const struct json *exe = json_get(rec, "exe"), *argv = json_get(rec, "argv");
+	long long lost;
+	if (exe && plain_string(exe))
+		m->exe = exe->u.str.s;
+	if (argv && argv->type == JSON_ARRAY) {
+		m->argv = argv;
+		for (size_t i = 0; i < argv->u.arr.n; i++)
+			if (!plain_string(argv->u.arr.items[i]))
+				m->argv = NULL;
+	}
+	if (json_int(json_get(rec, "kernel_lost"), &lost) == 0 && lost > 0)
+		m->kernel_lost = lost;
+}
+
 static int load(struct stream_meta *m, const struct json *root, const char *file, unsigned flags)
 {
 	if (root->type != JSON_OBJECT)
@@ -249,6 +266,7 @@ static int load(struct stream_meta *m, const struct json *root, const char *file
 	m->marks = json_get(c.ovni, "mark");
 	if (m->marks && m->marks->type != JSON_OBJECT)
 		return bad(file, m->marks, "ovni.mark must be an object");
+	load_record(m, json_get(root, "record"));
 	return 0;
 }
 
