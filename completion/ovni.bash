@@ -4,7 +4,7 @@
 _ovni_opts() {
 	case $1 in
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
-	top) echo "" ;;
+	top) echo "--procs" ;;
 	events) echo "" ;;
 	emu) echo "-o -c -a -b -l --sort-mem --salvage" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;

@@ -30,6 +30,8 @@ complete -c ovnidump -s h -l help -d 'show the help'
 
 # top (also installed as ovnitop)
 complete -c ovni -f -n __ovni_no_subcommand -a top -d 'count the events of a trace by MCV'
+complete -c ovni -n '__fish_seen_subcommand_from top' -l procs -d 'one line per process: rank, threads, events, command line'
+complete -c ovnitop -l procs -d 'one line per process: rank, threads, events, command line'
 complete -c ovnitop -s h -l help -d 'show the help'
 
 # events

@@ -10,6 +10,7 @@
 #include "rt/kernel.h"
 #include "rt/rt.h"
 #include "rt/state.h"
+#include "io/file.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -192,9 +193,39 @@ int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev)
 
 /* ---- Process ---- */
 
+/* The process's executable and arguments, in the metadata of its first
+ * thread ("record" beside "ovni": the reference ignores it). After an exec,
+ * the new image's. */
+static void add_identity(struct rt_thread *t)
+{
+	char exe[PATH_MAX], *args = NULL;
+	size_t cap = 0, len = 0;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	struct json *argv = json_new(JSON_ARRAY);
+	if (!argv || (n > 0 && json_dotset(t->meta, "record.exe", json_new_string(exe)) != 0))
+		rt_die("ovni record", "out of memory");
+	if (file_read_all("/proc/self/cmdline", &args, &cap, &len) == 0) {
+		if (len > 65536) /* the metadata stays small: the first 64 KiB of arguments */
+			len = 65536;
+		for (size_t i = 0; i < len;) {
+			size_t k = strnlen(args + i, len - i);
+			char *a = strndup(args + i, k);
+			if (!a || json_append(argv, json_new_string(a)) != 0)
+				rt_die("ovni record", "out of memory");
+			free(a);
+			i += k + 1;
+		}
+	}
+	free(args);
+	if (json_dotset(t->meta, "record.argv", argv) != 0)
+		rt_die("ovni record", "out of memory");
+}
+
 /* The loom's CPUs, listed in the stream of the first thread of a process. */
 static void add_cpus(struct rt_thread *t)
 {
+	add_identity(t);
 	t->cpus = malloc(state->ncpus * sizeof(*t->cpus));
 	if (!t->cpus)
 		rt_die("ovni record", "out of memory");

@@ -17,6 +17,27 @@ emu_ok() {
 	check "$1" "$OVNI" emu -o "$TMP/emu" "$2"
 }
 
+# ref_same WHAT TRACE: the reference's ovnisort and ovniemu (where present)
+# accept a copy of the trace, and write the same timelines as ovni emu.
+REF=${OVNI_REF_BIN:-/work/shared/ref/bin}
+ref_same() {
+	if [ ! -x "$REF/ovniemu" ]; then
+		echo "ok - # SKIP $1: no reference ovniemu in $REF"
+		return
+	fi
+	rm -rf "$TMP/ref" "$TMP/ours" && cp -r "$2" "$TMP/ref" && mkdir -p "$TMP/ours"
+	if ! "$REF/ovnisort" "$TMP/ref" >/dev/null 2>&1 ||
+		! OVNI_CONFIG_DIR=$REF/../share/ovni "$REF/ovniemu" -l "$TMP/ref" >"$TMP/ref.log" 2>&1; then
+		not_ok "$1: the reference accepts the trace"; grep -v INFO "$TMP/ref.log" | head -5 | sed 's/^/#   /'
+		return
+	fi
+	"$OVNI" emu -l -o "$TMP/ours" "$2" >/dev/null 2>&1 || { not_ok "$1: ovni emu accepts the trace"; return; }
+	for f in thread.prv cpu.prv thread.pcf cpu.pcf thread.row cpu.row; do
+		cmp -s "$TMP/ref/$f" "$TMP/ours/$f" || { not_ok "$1: $f differs from the reference's"; return; }
+	done
+	ok "$1: the reference accepts it and writes the same timelines"
+}
+
 # count TRACE MCV: events of that MCV in the whole trace.
 count() {
 	"$OVNI" dump "$2" 2>/dev/null | awk -v m="$1" '$2 == m' | wc -l | tr -d ' '
@@ -24,7 +45,7 @@ count() {
 
 # bounds TRACE: "first-last" MCV of every thread's stream, one a line, sorted.
 bounds() {
-	"$OVNI" dump "$1" 2>/dev/null | awk '{ if (!($3 in first)) first[$3] = $2; last[$3] = $2 }
+	"$OVNI" dump "$1" 2>/dev/null | awk '/^#/ { next } { if (!($3 in first)) first[$3] = $2; last[$3] = $2 }
 		END { for (s in first) print first[s] "-" last[s] }' | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '
 }
 
@@ -63,6 +84,33 @@ same "threads: every stream finished" "$n" 6
 rm -rf "$TMP/t2"
 "$OVNI" record -o "$TMP/t2" -- "$TMP/threads" 2 7 >/dev/null 2>&1
 same "the recorder exits with the program's status" "$?" 7
+
+ref_same "threads" "$TMP/t1"
+
+# --- Program identity: executable and command line of each process, in
+# its metadata, shown by ovni dump and ovni top --procs. ---
+rm -rf "$TMP/id"
+"$OVNI" record -o "$TMP/id" -- "$TMP/threads" 2 "a b" "it's" >/dev/null 2>&1
+pid=$(ls -d "$TMP"/id/loom.*/proc.* | sed 's/.*proc\.//')
+"$OVNI" dump "$TMP/id" 2>/dev/null >"$TMP/dump"
+same "identity: ovni dump names the process's executable and command line" \
+	"$(grep '^# ' "$TMP/dump")" "# $(cd "$TMP"/id && ls -d loom.*/proc.*/thread.$pid): process $pid runs $TMP/threads: $TMP/threads 2 'a b' 'it'\\''s'"
+same "identity: ovni top --procs, one line for the process" \
+	"$("$OVNI" top --procs "$TMP/id" 2>/dev/null | cut -d' ' -f2-)" "$pid - 4 $("$OVNI" top "$TMP/id" 2>/dev/null | awk '{n += $2} END {print n}') $TMP/threads $TMP/threads 2 'a b' 'it'\\''s'"
+same "identity: only the first thread's metadata carries it" "$(grep -l '"argv"' "$TMP"/id/loom.*/proc.*/thread.*/stream.json | wc -l | tr -d ' ')" 1
+ref_same "identity" "$TMP/id"
+rm -rf "$TMP/idx"
+"$OVNI" record -o "$TMP/idx" -- sh -c "exec '$TMP/threads' 0" >/dev/null 2>&1
+same "identity after exec: the new image's" "$("$OVNI" top --procs "$TMP/idx" 2>/dev/null | awk '{print $6, $7, $8}')" "$TMP/threads $TMP/threads 0"
+if command -v python3 >/dev/null 2>&1; then
+	rm -rf "$TMP/idpy"
+	"$OVNI" record -o "$TMP/idpy" -- python3 -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()' >/dev/null 2>&1
+	"$OVNI" top --procs "$TMP/idpy" 2>/dev/null | grep -q "python3[.0-9]* [^ ]*python3 -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()'\$" &&
+		ok "identity: a python3 program is named with its command line" ||
+		{ not_ok "identity: a python3 program is named with its command line"; "$OVNI" top --procs "$TMP/idpy" 2>&1 | head -5 | sed 's/^/#   /'; }
+	ref_same "python3" "$TMP/idpy"
+fi
+check_fails "top --procs on a missing trace: one line" "cannot open" "$OVNI" top --procs "$TMP/nosuch"
 
 # --- Rank from the launcher's variables. ---
 rm -rf "$TMP/rank"
@@ -167,6 +215,8 @@ for k in segv:139 bus:135 fpe:136 ill:132 abort:134 term:143 int:130 hup:129 kil
 	same "crash $how: each stream runs from OHx to OHe" "$(bounds "$TMP/c-$how")" "2xOHx-OHe "
 	same "crash $how: the recorder ends both cut threads and names them" "$(grep -c 'did not finish' "$TMP/err")" 2
 done
+ref_same "crash segv" "$TMP/c-segv"
+ref_same "crash kill" "$TMP/c-kill"
 
 # --- Signals: the program sees exactly what it would see without the
 # recorder (no handler of the shim), at start and after its own sigaction.
@@ -297,6 +347,7 @@ same "--force: exit status" "$?" 0
 same "--force: the old trace is replaced, not merged" "$(ls -d "$TMP"/o1/loom.* | wc -l | tr -d ' ') $(ls -d "$TMP"/o1/loom.* | grep -c "$old")" "1 0"
 same "--force: nothing set aside is left" "$(ls -d "$TMP"/o1.* 2>/dev/null | wc -l | tr -d ' ')" 0
 emu_ok "--force: ovni emu accepts the new trace" "$TMP/o1"
+ref_same "--force" "$TMP/o1"
 rm -rf "$TMP/empty-o" && mkdir -p "$TMP/empty-o"
 "$OVNI" record -o "$TMP/empty-o" -- "$TMP/threads" 0 >/dev/null 2>&1
 same "-o an empty directory: recorded" "$? $(ls -d "$TMP"/empty-o/loom.* | wc -l | tr -d ' ')" "0 1"
