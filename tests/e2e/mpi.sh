@@ -57,9 +57,13 @@ flavour() {
 		same "$name $pat, record inside mpirun: exit status" "$?" 0
 		same "$name $pat, record inside mpirun: every rank ok" "$(grep -c "/$NP $pat ok" "$TMP/log")" $NP
 		check_trace "$name $pat, record inside mpirun" "$TMP/in" $pat
+		same "$name $pat, record inside mpirun: ovni top --procs names each rank's program" \
+			"$("$OVNI" top --procs "$TMP/in" 2>/dev/null | awk -v a="$app" '$3 ~ "/4$" && $6 == a && $7 == a' | wc -l | tr -d ' ')" $NP
+		[ $pat = ring ] && ref_same "$name $pat, record inside mpirun" "$TMP/in"
 		timeout 120 "$OVNI" record -o "$TMP/out" -- "mpirun.$name" -n $NP "$app" $pat >"$TMP/log" 2>&1
 		same "$name $pat, mpirun inside record: exit status" "$?" 0
 		check_trace "$name $pat, mpirun inside record" "$TMP/out" $pat
+		[ $pat = ring ] && ref_same "$name $pat, mpirun inside record" "$TMP/out"
 	done
 	# -o under a launcher: the ranks of one job share the directory; the
 	# trace of another run there is refused, and --force has rank 0

@@ -17,27 +17,6 @@ emu_ok() {
 	check "$1" "$OVNI" emu -o "$TMP/emu" "$2"
 }
 
-# ref_same WHAT TRACE: the reference's ovnisort and ovniemu (where present)
-# accept a copy of the trace, and write the same timelines as ovni emu.
-REF=${OVNI_REF_BIN:-/work/shared/ref/bin}
-ref_same() {
-	if [ ! -x "$REF/ovniemu" ]; then
-		echo "ok - # SKIP $1: no reference ovniemu in $REF"
-		return
-	fi
-	rm -rf "$TMP/ref" "$TMP/ours" && cp -r "$2" "$TMP/ref" && mkdir -p "$TMP/ours"
-	if ! "$REF/ovnisort" "$TMP/ref" >/dev/null 2>&1 ||
-		! OVNI_CONFIG_DIR=$REF/../share/ovni "$REF/ovniemu" -l "$TMP/ref" >"$TMP/ref.log" 2>&1; then
-		not_ok "$1: the reference accepts the trace"; grep -v INFO "$TMP/ref.log" | head -5 | sed 's/^/#   /'
-		return
-	fi
-	"$OVNI" emu -l -o "$TMP/ours" "$2" >/dev/null 2>&1 || { not_ok "$1: ovni emu accepts the trace"; return; }
-	for f in thread.prv cpu.prv thread.pcf cpu.pcf thread.row cpu.row; do
-		cmp -s "$TMP/ref/$f" "$TMP/ours/$f" || { not_ok "$1: $f differs from the reference's"; return; }
-	done
-	ok "$1: the reference accepts it and writes the same timelines"
-}
-
 # count TRACE MCV: events of that MCV in the whole trace.
 count() {
 	"$OVNI" dump "$2" 2>/dev/null | awk -v m="$1" '$2 == m' | wc -l | tr -d ' '
