@@ -188,7 +188,7 @@ void rt_kernel_drain(struct rt_thread *t)
 		drain_held(t);
 }
 
-void rt_kernel_end(struct rt_thread *t, struct rt_state *state)
+void rt_kernel_end(struct rt_thread *t)
 {
 	if (!ks.map)
 		return;
@@ -199,7 +199,6 @@ void rt_kernel_end(struct rt_thread *t, struct rt_state *state)
 		syscall(SYS_nanosleep, &(struct timespec){ 0, 1 }, NULL);
 		drain_held(t);
 	}
-	atomic_fetch_add(&state->kernel_lost, ks.lost);
 	if (ks.lost) { /* per thread in its metadata: ovni record and ovni dump say it */
 		struct json *n = json_new_number((double)ks.lost);
 		if (n && json_dotset(t->meta, "record.kernel_lost", n) == 0)

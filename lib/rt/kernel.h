@@ -10,6 +10,6 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state);
 /* Writes the switches recorded so far into the thread's stream. */
 void rt_kernel_drain(struct rt_thread *t);
 /* Before the thread's OHe: the last switches, then stops. Async-signal-safe. */
-void rt_kernel_end(struct rt_thread *t, struct rt_state *state);
+void rt_kernel_end(struct rt_thread *t);
 
 #endif

@@ -176,7 +176,7 @@ static void thread_finish(struct rt_thread *t)
 {
 	if (!t->ready || !t->automatic)
 		return;
-	rt_kernel_end(t, state);
+	rt_kernel_end(t);
 	uint64_t now = rt_clock_exact(t);
 	rt_emit_raw(t, "OHe", now, NULL, 0);
 	rt_thread_end(t);
