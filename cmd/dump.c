@@ -18,7 +18,10 @@ static const char usage[] =
 	"Prints the events of a trace merged in clock order, one a line: the raw\n"
 	"clock, the MCV, the stream's path in the trace (empty for a stream\n"
 	"directory) and a description of the event, or UNKNOWN for an MCV that no\n"
-	"model declares. Clock offsets are not applied; unfinished and unsorted\n"
+	"model declares. Streams recorded by ovni record first get \"# \" lines:\n"
+	"the executable and command line of their process, and the context\n"
+	"switches the kernel dropped, if any (not with -x or --json). Clock\n"
+	"offsets are not applied; unfinished and unsorted\n"
 	"streams are read (a clock going backwards is a warning). The trace is\n"
 	"only read; it may also be a pack archive (ovni pack).\n"
 	"\n"
@@ -166,6 +169,10 @@ static int play(struct dumper *d, struct opts *o, struct out *out)
 	if (windowed && resolve_window(o, &p, d->set.n) < 0) {
 		player_free(&p);
 		return -1;
+	}
+	for (size_t k = 0; o->mode == TEXT && k < d->set.n; k++) {
+		const struct trace_stream *s = &d->trace.streams[d->set.stream[k]];
+		dump_notes(out, &s->meta, s->relpath);
 	}
 	while ((r = player_next(&p, &pe)) == 1 && !out->err) {
 		if (windowed && pe.rclock >= o->from && pe.rclock <= o->to)

@@ -2,6 +2,7 @@
  * it leaves into a finished trace. */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -17,17 +18,19 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "record/program.h"
-#include "trace/events.h"
+#include "base/file.h"
+#include "base/json.h"
 #include "base/msg.h"
-#include "record/state.h"
+#include "cmd/blob.h"
+#include "record/program.h"
 #include "record/rankloom.h"
 #include "record/salvage.h"
-#include "cmd/blob.h"
+#include "record/state.h"
+#include "trace/events.h"
 
 static const char usage[] =
-	"Usage: ovni record [-o TRACEDIR] [--tmpdir DIR] [--events KINDS] [--loom NAME]\n"
-	"                   [--app-id N] [--no-kernel] -- APP [ARGS...]\n"
+	"Usage: ovni record [-o TRACEDIR] [--force] [--tmpdir DIR] [--events KINDS]\n"
+	"                   [--loom NAME] [--app-id N] [--no-kernel] -- APP [ARGS...]\n"
 	"Runs APP with the libovni shim preloaded and writes a runtime trace of it\n"
 	"and of every process it forks or execs: threads (creation, execution,\n"
 	"end), CPU placement and affinity changes, time blocked in locks, waits\n"
@@ -36,10 +39,12 @@ static const char usage[] =
 	"and every event of programs that use the libovni API (the shim is also\n"
 	"libovni.so.1 for them). Streams left unfinished (a crash, SIGKILL,\n"
 	"threads still running at exit) are ended at their last event. Prints one\n"
-	"summary line at the end and exits with APP's status.\n"
+	"summary line at the end, with how APP ended, and exits with APP's status.\n"
 	"\n"
 	"Options:\n"
-	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni)\n"
+	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni):\n"
+	"                   a new or empty directory, checked before APP starts\n"
+	"  --force          replace the trace TRACEDIR holds (refused otherwise)\n"
 	"  --tmpdir DIR     write streams under DIR and move them to TRACEDIR when\n"
 	"                   each thread ends (default: $OVNI_TMPDIR)\n"
 	"  --events KINDS   comma-separated models to record (ovni, nanos6, nosv,\n"
@@ -188,18 +193,7 @@ static void prepend_env(const char *name, const char *value)
 /* An absolute path for dir, created if missing. */
 static int absolute_dir(const char *dir, char *out)
 {
-	char cmd[PATH_MAX];
-	if (strlen(dir) >= sizeof(cmd))
-		return -1;
-	strcpy(cmd, dir);
-	for (char *p = cmd + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(cmd, 0755);
-		*p = '/';
-	}
-	if (mkdir(cmd, 0755) != 0 && errno != EEXIST) {
+	if (file_mkdirs(dir, 0) != 0) {
 		msg_err("cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}
@@ -210,8 +204,128 @@ static int absolute_dir(const char *dir, char *out)
 	return 0;
 }
 
+/* What -o names before the run. */
+enum out_kind { OUT_NEW, OUT_EMPTY, OUT_TRACE, OUT_OTHER, OUT_JOB };
+
+/* The file in a trace directory naming the run that records into it: the
+ * recorders of one MPI job (one per rank) share it, any other run is kept
+ * out. */
+#define MARKER ".ovni-record"
+
+/* A trace directory has a loom.* directory or the marker (the emulator's
+ * output, written beside them by ovniemu, may be there too); OUT_JOB when
+ * the marker names job. */
+static enum out_kind out_kind(const char *dir, const char *job)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return errno == ENOENT ? OUT_NEW : OUT_OTHER;
+	if (!S_ISDIR(st.st_mode))
+		return OUT_OTHER;
+	DIR *d = opendir(dir);
+	if (!d)
+		return OUT_OTHER;
+	int entries = 0, looms = 0, marked = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (strncmp(e->d_name, MARKER ".", sizeof(MARKER)) == 0)
+			continue; /* a marker being made by another rank */
+		entries++;
+		char p[PATH_MAX + 300];
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (strncmp(e->d_name, "loom.", 5) == 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			looms++;
+		marked |= strcmp(e->d_name, MARKER) == 0;
+	}
+	closedir(d);
+	if (marked && job) {
+		char path[PATH_MAX + 32], *buf = NULL;
+		size_t cap = 0, len = 0;
+		snprintf(path, sizeof(path), "%s/" MARKER, dir);
+		int same = file_read_all(path, &buf, &cap, &len) == 0 && len == strlen(job) + 1 &&
+			   memcmp(buf, job, len - 1) == 0 && buf[len - 1] == '\n';
+		free(buf);
+		if (same)
+			return OUT_JOB;
+	}
+	return looms || marked ? OUT_TRACE : entries ? OUT_OTHER : OUT_EMPTY;
+}
+
+/* Claims dir for job: the marker appears once, whole (written beside, then
+ * linked, which fails if it exists); 0 if it names job. */
+static int mark_tracedir(const char *dir, const char *job)
+{
+	char path[PATH_MAX + 32], tmp[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/" MARKER, dir);
+	snprintf(tmp, sizeof(tmp), "%s/" MARKER ".%ld", dir, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	char line[600];
+	int n = snprintf(line, sizeof(line), "%s\n", job);
+	int rc = file_write_all(fd, line, (size_t)n);
+	if (close(fd) != 0 || rc != 0 || (link(tmp, path) != 0 && errno != EEXIST)) {
+		int err = errno;
+		unlink(tmp);
+		errno = err;
+		return -1;
+	}
+	unlink(tmp);
+	if (out_kind(dir, job) == OUT_JOB)
+		return 0;
+	errno = EEXIST; /* a run of another job marked it first */
+	return -1;
+}
+
+/* Value of "--control-port X" in the command line of process pid, hydra's
+ * (MPICH) address for one job across all its nodes. */
+static int hydra_port(pid_t pid, char *out, size_t n)
+{
+	char path[64], *buf = NULL;
+	size_t cap = 0, len = 0;
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+	int rc = -1;
+	/* NUL-separated arguments, the last one terminated too */
+	if (file_read_all(path, &buf, &cap, &len) == 0 && len > 0 && buf[len - 1] == '\0') {
+		for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
+			if (strcmp(buf + i, "--control-port") == 0 && i + 15 < len) {
+				snprintf(out, n, "hydra %s", buf + i + 15);
+				rc = 0;
+				break;
+			}
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* The MPI job this recorder is one rank of, from the launcher (PMIx or
+ * Open MPI job id, Slurm step, MPICH hydra's control port); else a key
+ * of this run alone. */
+static void job_key(int ranked, char *out, size_t n)
+{
+	const char *v, *w;
+	if (ranked && (v = getenv("PMIX_NAMESPACE")) && *v)
+		snprintf(out, n, "pmix %s", v);
+	else if (ranked && (v = getenv("OMPI_MCA_ess_base_jobid")) && *v)
+		snprintf(out, n, "ompi %s", v);
+	else if (ranked && (v = getenv("SLURM_JOB_ID")) && *v && (w = getenv("SLURM_STEP_ID")) && *w)
+		snprintf(out, n, "slurm %s.%s", v, w);
+	else if (!ranked || hydra_port(getppid(), out, n) != 0) {
+		char host[256] = "localhost";
+		struct timespec ts;
+		gethostname(host, sizeof(host) - 1);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(out, n, "run %s %ld %lld.%09ld", host, (long)getpid(), (long long)ts.tv_sec, ts.tv_nsec);
+	}
+}
+
 struct run {
 	char tracedir[PATH_MAX], tmpdir[PATH_MAX], loom[512];
+	char prog[PATH_MAX]; /* the file APP names */
+	char old[PATH_MAX + 64]; /* --force: the trace replaced, set aside until APP runs */
+	int made, tmp_made; /* -o (--tmpdir) did not exist: a failed start removes it */
 	int app_id, has_rank, rank, nranks;
 	struct rt_state *state;
 };
@@ -270,8 +384,22 @@ static int cmp_stream(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+/* The context switch records the kernel dropped for the thread of stream
+ * directory dir, as the shim noted in its metadata. */
+static uint64_t kernel_lost(const char *dir)
+{
+	char path[PATH_MAX + 1200], err[256];
+	snprintf(path, sizeof(path), "%s/stream.json", dir);
+	struct json *m = json_parse_file(path, err, sizeof(err));
+	long long n = 0;
+	if (json_int(json_dotget(m, "record.kernel_lost"), &n) != 0 || n < 0)
+		n = 0;
+	json_free(m);
+	return (uint64_t)n;
+}
+
 /* Ends what was left unfinished, moves it out of the tmpdir, counts. */
-static void finish_trace(struct run *r, double elapsed)
+static void finish_trace(struct run *r, double elapsed, const char *app, const char *ending)
 {
 	struct rt_state *s = r->state;
 	uint32_t n = atomic_load(&s->nstreams);
@@ -285,7 +413,7 @@ static void finish_trace(struct run *r, double elapsed)
 	memcpy(list, s->streams, n * sizeof(*list));
 	qsort(list, n, sizeof(*list), cmp_stream);
 	uint64_t events = 0, bytes = 0;
-	uint32_t threads = 0, cut = 0, procs = 0;
+	uint32_t threads = 0, cut = 0, procs = 0, lost_threads = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (i > 0 && cmp_stream(&list[i], &list[i - 1]) == 0)
 			continue;
@@ -333,23 +461,27 @@ static void finish_trace(struct run *r, double elapsed)
 			}
 			rmdir(dir);
 		}
+		uint64_t lost = kernel_lost(final);
+		if (lost) {
+			lost_threads++;
+			msg_warn("%s: the kernel dropped %" PRIu64 " of its context switch records", relp, lost);
+		}
 	}
 	free(list);
+	if (lost_threads)
+		msg_warn("the kernel dropped context switch records of %u thread%s, named above: their "
+			 "perf rings filled faster than they were emptied", lost_threads, lost_threads == 1 ? "" : "s");
 	if (threads == 0)
 		msg_warn("nothing was recorded: the program (or the interpreter of a script) may be statically linked, or it cleared LD_PRELOAD");
-	uint64_t lost = atomic_load(&s->kernel_lost);
-	if (lost)
-		msg_warn("%" PRIu64 " context switches were lost: a thread left its CPU more than %d "
-			 "times between two drains of its perf ring (see --kernel in ovni-record(1))", lost / 2, 8192);
 	char other[600];
 	unsigned moved;
 	if (rankloom_split(r->tracedir, r->loom, other, sizeof(other), &moved) == 0 && moved)
 		msg_info("%u process%s without an MPI rank moved to loom %s (ovni emu wants a rank in every process of a loom or in none)",
 			 moved, moved == 1 ? "" : "es", other);
 	double mib = (double)bytes / (1024.0 * 1024.0);
-	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s",
+	msg_info("%u process%s, %u thread%s, %" PRIu64 " events, %.2f MiB in %.2f s%s; trace in %s; %s %s",
 		 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", events, mib, elapsed,
-		 cut ? " (some threads cut, see above)" : "", r->tracedir);
+		 cut ? " (some threads cut, see above)" : "", r->tracedir, app, ending);
 }
 
 static double now_s(void)
@@ -359,11 +491,13 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int launch(struct run *r, char **argv)
+/* The program APP names, if the shim can be preloaded into it: 0, or the
+ * exit status after a message. */
+static int check_program(struct run *r, const char *name)
 {
-	char prog[PATH_MAX];
-	if (elf_find_program(argv[0], prog, sizeof(prog)) != 0) {
-		msg_err("%s: command not found", argv[0]);
+	char *prog = r->prog;
+	if (elf_find_program(name, prog, sizeof(r->prog)) != 0) {
+		msg_err("%s: command not found", name);
 		return 127;
 	}
 	char interp[256];
@@ -377,13 +511,113 @@ static int launch(struct run *r, char **argv)
 		msg_err("%s: linked against musl (%s): the libovni shim needs a glibc program", prog, interp);
 		return 1;
 	}
+	return 0;
+}
+
+/* -o before the run: a new or empty directory, the one the other ranks of
+ * this MPI job record into, or a trace that --force replaces (set aside
+ * now, removed once APP runs; only by rank 0 or a recorder without a rank,
+ * the others wait for it). 0, or -1 after a message. */
+static int prepare_tracedir(struct run *r, const char *out, int force)
+{
+	char job[600];
+	job_key(r->has_rank, job, sizeof(job));
+	int replacer = !r->has_rank || r->rank == 0;
+	for (int waited = 0;; waited++) {
+		enum out_kind k = out_kind(out, job);
+		if (k == OUT_OTHER) {
+			msg_err("-o %s: exists and is not a trace directory (nor empty); name a new one", out);
+			return -1;
+		}
+		if (k == OUT_TRACE && !force) {
+			msg_err("-o %s: holds a trace already; --force replaces it", out);
+			return -1;
+		}
+		if (k == OUT_TRACE && !replacer) {
+			if (waited >= 600) {
+				msg_err("-o %s: rank 0 did not replace the trace there in 30 s", out);
+				return -1;
+			}
+			nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+			continue;
+		}
+		if (k == OUT_TRACE) {
+			if ((size_t)snprintf(r->old, sizeof(r->old), "%s.replaced.%ld", out, (long)getpid()) >= sizeof(r->old) ||
+			    rename(out, r->old) != 0) {
+				msg_err("-o %s: cannot replace it: %s", out, strerror(errno));
+				r->old[0] = '\0';
+				return -1;
+			}
+		}
+		r->made = k == OUT_NEW || k == OUT_TRACE;
+		break;
+	}
+	if (absolute_dir(out, r->tracedir) != 0 || mark_tracedir(r->tracedir, job) != 0) {
+		if (r->tracedir[0] && errno == EEXIST)
+			msg_err("-o %s: another run took it meanwhile", out);
+		else if (r->tracedir[0])
+			msg_err("-o %s: cannot mark it: %s", out, strerror(errno));
+		r->made = 0;
+		if (r->old[0])
+			rename(r->old, out);
+		return -1;
+	}
+	return 0;
+}
+
+/* APP did not start: the trace directory goes as it came (a replaced trace
+ * back in its place). */
+static void undo_tracedir(struct run *r)
+{
+	if (r->tmp_made)
+		file_remove_tree(r->tmpdir);
+	if (r->made)
+		file_remove_tree(r->tracedir);
+	if (r->old[0] && rename(r->old, r->tracedir) != 0)
+		msg_warn("the replaced trace is left in %s: %s", r->old, strerror(errno));
+}
+
+/* "exited with status N" or "was killed by SIGNAME". */
+static void describe_end(int status, char *buf, size_t n)
+{
+	static const char *const names[] = {
+		[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",	[SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
+		[SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",	[SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",
+		[SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1",	[SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+		[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",	[SIGTERM] = "SIGTERM", [SIGSTKFLT] = "SIGSTKFLT",
+		[SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT",	[SIGSTOP] = "SIGSTOP", [SIGTSTP] = "SIGTSTP",
+		[SIGTTIN] = "SIGTTIN", [SIGTTOU] = "SIGTTOU",	[SIGURG] = "SIGURG",   [SIGXCPU] = "SIGXCPU",
+		[SIGXFSZ] = "SIGXFSZ", [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF", [SIGWINCH] = "SIGWINCH",
+		[SIGIO] = "SIGIO",     [SIGPWR] = "SIGPWR",	[SIGSYS] = "SIGSYS",
+	};
+	if (WIFEXITED(status)) {
+		snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+		return;
+	}
+	int sig = WTERMSIG(status);
+	const char *name = sig > 0 && (size_t)sig < sizeof(names) / sizeof(names[0]) ? names[sig] : NULL;
+	char num[32];
+	if (!name) {
+		snprintf(num, sizeof(num), "signal %d", sig);
+		name = num;
+	}
+	snprintf(buf, n, "was killed by %s (%s)%s", name, strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
+}
+
+static int launch(struct run *r, char **argv)
+{
+	const char *prog = r->prog;
 	char shimdir[PATH_MAX], state_path[PATH_MAX], lib[PATH_MAX + 32];
 	struct shim_blob blob = shim_embedded();
-	if (shim_install(&blob, shimdir, sizeof(shimdir)) != 0)
+	if (shim_install(&blob, shimdir, sizeof(shimdir)) != 0) {
+		undo_tracedir(r);
 		return 1;
+	}
 	r->state = make_state(state_path, sizeof(state_path));
-	if (!r->state)
+	if (!r->state) {
+		undo_tracedir(r);
 		return 1;
+	}
 	snprintf(lib, sizeof(lib), "%s/libovni.so.1", shimdir);
 	prepend_env("LD_PRELOAD", lib);
 	prepend_env("LD_LIBRARY_PATH", shimdir);
@@ -401,35 +635,71 @@ static int launch(struct run *r, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Forwarding is set up before the fork and the signals held until the
 	 * child is known: one sent right after the start must not kill the
-	 * recorder and leave the program running untraced to the end. */
+	 * recorder and leave the program running untraced to the end. A signal
+	 * ignored at start (nohup, trap '' INT) stays ignored, here and in APP. */
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	struct sigaction sa;
+	enum { NSIGS = sizeof(sigs) / sizeof(sigs[0]) };
+	struct sigaction sa, orig[NSIGS];
 	sigset_t held, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&held);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
+	for (size_t i = 0; i < NSIGS; i++)
 		sigaddset(&held, sigs[i]);
-	}
+	/* Held before the handler is set: one caught before the fork would find no child to pass it to. */
 	sigprocmask(SIG_BLOCK, &held, &old);
-	double t0 = now_s();
-	child = fork();
-	if (child == 0) {
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-			signal(sigs[i], SIG_DFL);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		execv(prog, argv);
-		fprintf(stderr, "%s: cannot run %s: %s\n", msg_prog(), prog, strerror(errno));
-		_exit(127);
+	for (size_t i = 0; i < NSIGS; i++) {
+		sigaction(sigs[i], NULL, &orig[i]);
+		if (orig[i].sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (child < 0) {
-		msg_err("cannot fork: %s", strerror(errno));
+	/* An ignored SIGCHLD would reap APP before we learn how it ended. */
+	struct sigaction chld, dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &dfl, &chld);
+	/* The child writes errno here if exec fails; EOF says APP runs. */
+	int ex[2];
+	if (pipe2(ex, O_CLOEXEC) != 0) {
+		msg_err("cannot make a pipe: %s", strerror(errno));
+		unlink(state_path);
 		return 1;
 	}
+	double t0 = now_s();
+	child = fork();
+	int fork_err = errno;
+	if (child == 0) {
+		/* APP gets the dispositions and mask the recorder was given. */
+		for (size_t i = 0; i < NSIGS; i++)
+			sigaction(sigs[i], &orig[i], NULL);
+		sigaction(SIGCHLD, &chld, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execv(prog, argv);
+		int err = errno;
+		(void)!write(ex[1], &err, sizeof(err));
+		_exit(127);
+	}
+	close(ex[1]);
+	int err = 0;
+	ssize_t got = child > 0 ? read(ex[0], &err, sizeof(err)) : 0;
+	close(ex[0]);
+	if (child < 0 || got > 0) {
+		if (child > 0)
+			waitpid(child, NULL, 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (child < 0)
+			msg_err("cannot fork: %s", strerror(fork_err));
+		else
+			msg_err("cannot run %s: %s", prog, strerror(err));
+		unlink(state_path);
+		undo_tracedir(r);
+		return child < 0 ? 1 : err == EACCES || err == ENOEXEC ? 126 : 127;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (r->old[0]) /* APP runs: the trace it replaces goes */
+		file_remove_tree(r->old);
 	int status = 0, rc = 1;
 	for (;;) {
 		int wst;
@@ -441,9 +711,12 @@ static int launch(struct run *r, char **argv)
 		if (p == child)
 			status = wst;
 	}
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
-	finish_trace(r, now_s() - t0);
+	for (size_t i = 0; i < NSIGS; i++)
+		sigaction(sigs[i], &orig[i], NULL);
+	char ending[128];
+	describe_end(status, ending, sizeof(ending));
+	const char *base = strrchr(argv[0], '/');
+	finish_trace(r, now_s() - t0, base ? base + 1 : argv[0], ending);
 	unlink(state_path);
 	if (WIFEXITED(status))
 		rc = WEXITSTATUS(status);
@@ -454,7 +727,7 @@ static int launch(struct run *r, char **argv)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_TMPDIR = 256, OPT_EVENTS, OPT_LOOM, OPT_APPID, OPT_KERNEL, OPT_NO_KERNEL };
+	enum { OPT_TMPDIR = 256, OPT_EVENTS, OPT_LOOM, OPT_APPID, OPT_KERNEL, OPT_NO_KERNEL, OPT_FORCE };
 	static const struct option longopts[] = {
 		{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
 		{ "events", required_argument, NULL, OPT_EVENTS },
@@ -462,13 +735,14 @@ static int run(int argc, char **argv)
 		{ "app-id", required_argument, NULL, OPT_APPID },
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = { .app_id = 1 };
 	const char *out = getenv("OVNI_TRACEDIR"), *tmp = getenv("OVNI_TMPDIR");
 	const char *events = getenv("OVNI_EVENTS"), *loom = NULL;
-	int c, kernel = -1;
+	int c, kernel = -1, force = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -493,6 +767,9 @@ static int run(int argc, char **argv)
 		case OPT_KERNEL:
 		case OPT_NO_KERNEL:
 			kernel = c == OPT_KERNEL;
+			break;
+		case OPT_FORCE:
+			force = 1;
 			break;
 		case 'h':
 			cmd_print_usage(&cmd_record, stdout);
@@ -525,11 +802,19 @@ static int run(int argc, char **argv)
 		host[strcspn(host, ".")] = '\0';
 		snprintf(r.loom, sizeof(r.loom), "%s.%ld", host, (long)getpid());
 	}
-	if (absolute_dir(out && *out ? out : "ovni", r.tracedir) != 0)
-		return 1;
-	if (tmp && *tmp && absolute_dir(tmp, r.tmpdir) != 0)
-		return 1;
+	int rc = check_program(&r, argv[optind]);
+	if (rc != 0)
+		return rc;
 	find_rank(&r);
+	if (prepare_tracedir(&r, out && *out ? out : "ovni", force) != 0)
+		return 1;
+	if (tmp && *tmp) {
+		r.tmp_made = out_kind(tmp, NULL) == OUT_NEW;
+		if (absolute_dir(tmp, r.tmpdir) != 0) {
+			undo_tracedir(&r);
+			return 1;
+		}
+	}
 	if (kernel < 0) /* the default: as --events says */
 		kernel = !events || !*events || events_select(events, "kernel");
 	setenv("OVNI_RECORD_KERNEL", kernel ? "1" : "0", 1);

@@ -4,7 +4,7 @@
 _ovni_opts() {
 	case $1 in
 	dump) echo "-x --hex --json --stream --mcv --from --to" ;;
-	top) echo "" ;;
+	top) echo "--procs" ;;
 	events) echo "" ;;
 	emu) echo "-o -c -a -b -l --sort-mem --salvage --from --to" ;;
 	report) echo "-o --by --model --from --to --csv --json" ;;
@@ -13,7 +13,7 @@ _ovni_opts() {
 	sort) echo "-c -n" ;;
 	pack) echo "-o --output -l --level -T --threads --tar --list --verify" ;;
 	unpack) echo "-C --directory -f --force" ;;
-	record) echo "-o --tmpdir --events --loom --app-id --kernel --no-kernel" ;;
+	record) echo "-o --force --tmpdir --events --loom --app-id --kernel --no-kernel" ;;
 	lib) echo "" ;;
 	events) echo "" ;;
 	esac

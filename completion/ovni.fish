@@ -30,6 +30,8 @@ complete -c ovnidump -s h -l help -d 'show the help'
 
 # top (also installed as ovnitop)
 complete -c ovni -f -n __ovni_no_subcommand -a top -d 'count the events of a trace by MCV'
+complete -c ovni -n '__fish_seen_subcommand_from top' -l procs -d 'one line per process: rank, threads, events, command line'
+complete -c ovnitop -l procs -d 'one line per process: rank, threads, events, command line'
 complete -c ovnitop -s h -l help -d 'show the help'
 
 # events
@@ -118,6 +120,7 @@ complete -c ovni -n '__fish_seen_subcommand_from export' -s h -l help -d 'show t
 # record
 complete -c ovni -f -n __ovni_no_subcommand -a record -d 'run a program and record a runtime trace of it'
 complete -c ovni -n '__fish_seen_subcommand_from record' -s o -r -a '(__fish_complete_directories)' -d 'where the trace goes'
+complete -c ovni -n '__fish_seen_subcommand_from record' -l force -d 'replace the trace the directory holds'
 complete -c ovni -n '__fish_seen_subcommand_from record' -l tmpdir -r -a '(__fish_complete_directories)' -d 'write streams under DIR first'
 complete -c ovni -n '__fish_seen_subcommand_from record' -l events -x -a 'all ovni nanos6 nosv nodes tampi mpi openmp kernel' -d 'models to record'
 complete -c ovni -n '__fish_seen_subcommand_from record' -l loom -x -d 'loom name'

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -258,4 +259,18 @@ static int walk_dir(const char *root, const char *rel, file_visit_fn visit, void
 int file_walk(const char *root, file_visit_fn visit, void *arg)
 {
 	return walk_dir(root, "", visit, arg);
+}
+
+static int remove_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(p);
+	return 0;
+}
+
+void file_remove_tree(const char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -42,6 +42,9 @@ size_t file_join_to(char *dst, size_t cap, const char *a, const char *b);
 char **file_dir_names(const char *dir, size_t *n);
 void file_names_free(char **v, size_t n);
 
+/* rm -r of dir (symbolic links removed, not followed); errors ignored. */
+void file_remove_tree(const char *dir);
+
 struct stat;
 /* One entry of a walk: rel its path under the root ("" for the root), full
  * the path to open, st its lstat, or NULL with errno when it could not be

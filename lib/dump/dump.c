@@ -1,6 +1,7 @@
 #include "dump/dump.h"
 
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,4 +240,53 @@ void mcv_filter_free(struct mcv_filter *f)
 	free(f->seen);
 	f->glob = NULL;
 	f->seen = NULL;
+}
+
+void dump_cmdline(struct out *o, const struct json *argv)
+{
+	for (size_t i = 0; argv && i < argv->u.arr.n; i++) {
+		const char *a = argv->u.arr.items[i]->u.str.s;
+		if (i)
+			out_char(o, ' ');
+		if (*a && !a[strcspn(a, " \t\n'\"\\$`;&|<>()*?")]) {
+			for (const char *c = a; *c; c++) /* one line: control bytes shown as '?' */
+				out_char(o, (unsigned char)*c < 0x20 ? '?' : *c);
+			continue;
+		}
+		out_char(o, '\'');
+		for (const char *c = a; *c; c++) {
+			if (*c == '\'')
+				out_str(o, "'\\''");
+			else
+				out_char(o, (unsigned char)*c < 0x20 ? '?' : *c);
+		}
+		out_char(o, '\'');
+	}
+}
+
+void dump_notes(struct out *o, const struct stream_meta *m, const char *relpath)
+{
+	char num[32];
+	if (m->exe || m->argv) {
+		out_str(o, "# ");
+		out_str(o, relpath);
+		out_str(o, ": process ");
+		snprintf(num, sizeof(num), "%lld", (long long)m->pid);
+		out_str(o, num);
+		out_str(o, " runs ");
+		out_str(o, m->exe ? m->exe : "?");
+		if (m->argv) {
+			out_str(o, ": ");
+			dump_cmdline(o, m->argv);
+		}
+		out_char(o, '\n');
+	}
+	if (m->kernel_lost) {
+		out_str(o, "# ");
+		out_str(o, relpath);
+		snprintf(num, sizeof(num), "%lld", (long long)m->kernel_lost);
+		out_str(o, ": the kernel dropped ");
+		out_str(o, num);
+		out_str(o, " context switch records of this thread (its perf ring was full)\n");
+	}
 }

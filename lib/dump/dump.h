@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/json.h"
 #include "base/out.h"
+#include "trace/meta.h"
 #include "trace/stream.h"
 
 /* What follows the MCV on every line of one stream: "  <relpath>  ". */
@@ -30,6 +32,15 @@ void dump_text(struct out *o, const struct ev *ev, const struct dump_tail *t);
  * the named payload fields when a model declares the MCV, else "payload"
  * with the bytes in hex. */
 void dump_json(struct out *o, const struct ev *ev, const char *relpath);
+
+/* The command line of a recorded process (stream_meta.argv), one line-safe
+ * string: arguments separated by spaces, those with spaces or quotes in
+ * single quotes. */
+void dump_cmdline(struct out *o, const struct json *argv);
+/* What `ovni record` noted about a stream, as "# " lines: the executable
+ * and command line of its process, the context switches the kernel
+ * dropped. Nothing for other streams. */
+void dump_notes(struct out *o, const struct stream_meta *m, const char *relpath);
 
 /* Matches MCVs against a glob (fnmatch), remembering every answer. */
 struct mcv_filter {

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,16 +389,7 @@ int salvage_copy(const char *path, const char *dst, size_t *ncut)
 	return rc;
 }
 
-static int remove_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	remove(p);
-	return 0;
-}
-
 void salvage_remove(const char *dir)
 {
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	file_remove_tree(dir);
 }

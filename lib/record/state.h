@@ -27,7 +27,6 @@ struct rt_state {
 	/* --kernel (lib/rt/kernel.c) */
 	_Atomic uint32_t kernel_refused; /* the notice was printed */
 	_Atomic uint32_t kernel_threads; /* threads whose switches are recorded */
-	_Atomic uint64_t kernel_lost; /* switch records lost to full rings */
 };
 
 #endif

@@ -250,7 +250,7 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 }
 
 /* Stream cut to its events, final metadata, files moved: system calls only,
- * so the fatal signal handler can finish its thread too. */
+ * so a program's signal handler that calls exit() can finish its thread. */
 void rt_thread_end(struct rt_thread *t)
 {
 	t->ready = 0;

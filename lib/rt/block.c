@@ -5,6 +5,7 @@
  * blocking, so an uncontended lock costs one extra indirect call and emits
  * nothing. The pop is a cleanup variable: every return path closes it. */
 #include "rt/instr.h"
+#include "rt/kernel.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -101,6 +102,7 @@ static void block_end(const int *call)
 	if (!*call || !t->ready)
 		return;
 	int saved = errno;
+	rt_kernel_drain(t); /* the switches of the wait, before its end (whose clock is later) */
 	emit(t, ']', *call);
 	errno = saved;
 }

@@ -4,7 +4,12 @@
  * real clock_gettime reading every 100 us (the error stays within the
  * rate error times 100 us, and the rate is refined against a process-wide base
  * point as time goes on), and a thread's clock never goes back.
- * OVNI_NO_TSC=1 keeps clock_gettime for every reading. */
+ * The TSC read of ovni_clock_now is not ordered (an lfence or rdtscp
+ * doubles the cost of an emit): it may be taken while an earlier load still
+ * waits for a cache line, so an event that follows another thread's by less
+ * than a cache miss (~100 ns) may get the earlier clock. The events whose
+ * order across threads matters (a CPU changing hands) use
+ * rt_clock_exact. OVNI_NO_TSC=1 keeps clock_gettime for every reading. */
 #include "rt/rt.h"
 
 #include <fcntl.h>
@@ -51,21 +56,33 @@ static void set_rate(uint64_t dns, uint64_t dtsc)
 #endif
 
 #if HAVE_TSC
-/* A CLOCK_MONOTONIC reading and the TSC at the same instant: the TSC read
- * on both sides, kept only when nothing (a preemption) came in between. */
+/* The narrowest bracket [a, b] around a clock_gettime seen so far: a pair
+ * much wider than it has an anchor error of half its width, which alone
+ * swaps events of two threads a hundred nanoseconds apart. */
+static uint64_t tight = 1000;
+
+/* A CLOCK_MONOTONIC reading and the TSC at the same instant: the vDSO's own
+ * (ordered) TSC read lies between a and b; the narrowest of a few tries is
+ * kept. -1 when it is still wider than 4 times the narrowest ever seen. */
 static int pair(uint64_t *ns, uint64_t *tsc)
 {
-	for (int i = 0; i < 8; i++) {
+	uint64_t best = UINT64_MAX, t = __atomic_load_n(&tight, __ATOMIC_RELAXED);
+	for (int i = 0; i < 8 && best > t * 2; i++) {
+		_mm_lfence();
 		uint64_t a = __rdtsc();
+		_mm_lfence();
 		uint64_t n = mono_ns();
+		_mm_lfence();
 		uint64_t b = __rdtsc();
-		if (b - a < 1000) {
+		if (b - a < best) {
+			best = b - a;
 			*ns = n;
 			*tsc = a + (b - a) / 2;
-			return 0;
 		}
 	}
-	return -1;
+	if (best < t)
+		__atomic_store_n(&tight, best, __ATOMIC_RELAXED);
+	return best <= t * 4 ? 0 : -1;
 }
 #endif
 
@@ -78,10 +95,14 @@ void rt_clock_init(void)
 	if ((no && *no && strcmp(no, "0") != 0) || !kernel_uses_tsc())
 		return;
 	uint64_t ns, tsc;
-	if (pair(&rt_clock.base_ns, &rt_clock.base_tsc) != 0)
-		return;
+	for (int i = 0; i < 16; i++) /* learns how narrow a pair can be */
+		pair(&ns, &tsc);
+	int tries = 0;
+	while (pair(&rt_clock.base_ns, &rt_clock.base_tsc) != 0)
+		if (++tries > 1000)
+			return;
 	do {
-		if (pair(&ns, &tsc) != 0)
+		if (pair(&ns, &tsc) != 0 && ++tries > 100000)
 			return;
 	} while (ns - rt_clock.base_ns < 1000000);
 	set_rate(ns - rt_clock.base_ns, tsc - rt_clock.base_tsc);
@@ -109,9 +130,8 @@ uint64_t rt_clock_slow(struct rt_thread *t)
 	}
 #if HAVE_TSC
 	uint64_t ns, tsc;
-	if (pair(&ns, &tsc) != 0)
-		return after_last(t, mono_ns()); /* no anchor this time */
-	set_rate(ns - rt_clock.base_ns, tsc - rt_clock.base_tsc);
+	if (pair(&ns, &tsc) == 0) /* a wide pair still anchors, but not the rate */
+		set_rate(ns - rt_clock.base_ns, tsc - rt_clock.base_tsc);
 	t->clk_tsc = tsc;
 	t->clk_ns = ns;
 	return after_last(t, ns);

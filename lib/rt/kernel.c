@@ -1,20 +1,41 @@
 /* Record mode with --kernel (OVNI_RECORD_KERNEL=1): the context switches of
  * every traced thread, from perf_event (kswitch.c). The recorder opens when
- * the thread starts and is drained when the thread creates a thread,
- * changes its affinity, calls ovni_flush, execs and ends; the thread then
- * requires the kernel model. Where perf_event
- * is forbidden, one notice per run and recording goes on without. */
+ * the thread starts. A collector thread per process empties every ring
+ * into its thread's spill often enough that no ring fills (every 1 to 32 ms,
+ * faster while rings fill faster); the thread writes its switches into its
+ * stream when it creates a thread, changes its affinity, returns from a
+ * blocking call (block.c), calls ovni_flush, execs and ends; the thread
+ * then requires the kernel model. Where perf_event is forbidden, one notice
+ * per run and recording goes on without. */
 #include "rt/kernel.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt/kswitch.h"
 
 static __thread struct kswitch ks __attribute__((tls_model("initial-exec")));
+
+/* The recorders of this process, for the collector. A slot is owned by
+ * whoever sets busy (the collector, or the thread to drain or close it). */
+#define NSLOTS 4096
+static struct slot {
+	_Atomic int busy;
+	struct kswitch *k; /* NULL: free */
+} slots[NSLOTS];
+static _Atomic int nslots; /* slots ever used (a high-water mark) */
+static _Atomic pid_t slots_pid; /* the process the slots belong to (not a forked parent) */
+static _Atomic pid_t collector_pid; /* the process whose collector runs */
+static __thread int my_slot = -1;
+static __thread int in_drain; /* the slot is held by this thread (a handler came in) */
 
 static void put(void *ctx, const char mcv[3], uint64_t clock)
 {
@@ -27,14 +48,105 @@ static int wanted(void)
 	return v && strcmp(v, "1") == 0;
 }
 
+static void hold(int i)
+{
+	for (long spins = 0;; spins++) {
+		int free_slot = 0;
+		if (atomic_compare_exchange_weak(&slots[i].busy, &free_slot, 1))
+			return;
+		if (spins > 100) /* the collector holds it for a copy of one ring at most */
+			sched_yield();
+	}
+}
+
+static void let_go(int i)
+{
+	atomic_store(&slots[i].busy, 0);
+}
+
+static void *collector_main(void *arg)
+{
+	(void)arg;
+	long ms = 8;
+	for (;;) {
+		nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000 }, NULL);
+		uint64_t fullest = 0, ring = 1;
+		int n = atomic_load(&nslots);
+		for (int i = 0; i < n; i++) {
+			int free_slot = 0;
+			if (!atomic_compare_exchange_strong(&slots[i].busy, &free_slot, 1))
+				continue; /* its thread drains it right now */
+			struct kswitch *k = slots[i].k;
+			if (k) {
+				size_t got = kswitch_collect(k);
+				if (got * ring > fullest * k->ring_size) {
+					fullest = got;
+					ring = k->ring_size;
+				}
+			}
+			let_go(i);
+		}
+		/* a ring a quarter full: come twice as often; nearly empty: half */
+		if (fullest * 4 > ring && ms > 1)
+			ms /= 2;
+		else if (fullest * 32 < ring && ms < 32)
+			ms *= 2;
+	}
+	return NULL;
+}
+
+/* This process's collector, started once (again in a forked child). */
+static void collector_start(void)
+{
+	pid_t me = getpid(), owner = atomic_load(&collector_pid);
+	if (owner == me || !atomic_compare_exchange_strong(&collector_pid, &owner, me))
+		return;
+	/* Signals must reach the program's threads, not the collector. */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pthread_t th;
+	if (rt_pthread_create_real(&th, collector_main, NULL) != 0)
+		atomic_store(&collector_pid, 0); /* drains still empty the rings, less often */
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A slot for this thread's recorder; -1 if all are taken (then only its
+ * own drains empty its ring). */
+static int take_slot(void)
+{
+	pid_t me = getpid(), owner = atomic_load(&slots_pid);
+	if (owner != me && atomic_compare_exchange_strong(&slots_pid, &owner, me)) {
+		memset(slots, 0, sizeof(slots)); /* a forked child: the parent's threads are not here */
+		atomic_store(&nslots, 0);
+	}
+	for (int i = 0; i < NSLOTS; i++) {
+		hold(i);
+		if (!slots[i].k) {
+			slots[i].k = &ks;
+			let_go(i);
+			int n = atomic_load(&nslots);
+			while (n <= i && !atomic_compare_exchange_weak(&nslots, &n, i + 1))
+				;
+			return i;
+		}
+		let_go(i);
+	}
+	return -1;
+}
+
 void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 {
 	if (ks.map) /* a forked child's copy of its parent thread's recorder */
 		kswitch_forget(&ks);
+	my_slot = -1;
 	if (!wanted())
 		return;
-	/* OVNI_RECORD_TEST_KERNEL_DENY: the tests' way to be refused, as root */
-	int rc = getenv("OVNI_RECORD_TEST_KERNEL_DENY") ? -EACCES : kswitch_open(&ks, 0);
+	/* OVNI_RECORD_TEST_KERNEL_DENY: the tests' way to be refused, as root;
+	 * OVNI_RECORD_TEST_KERNEL_RING=PAGES: a ring that small and no collector,
+	 * their way to make the kernel drop records */
+	const char *small = getenv("OVNI_RECORD_TEST_KERNEL_RING");
+	int rc = getenv("OVNI_RECORD_TEST_KERNEL_DENY") ? -EACCES : kswitch_open(&ks, small ? (unsigned)atoi(small) : 0);
 	if (rc != 0) {
 		uint32_t first = 0;
 		if (atomic_compare_exchange_strong(&state->kernel_refused, &first, 1)) {
@@ -46,23 +158,59 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 		return;
 	}
 	ks.now = ovni_clock_now; /* the TSC-based clock of the thread's events */
+	if (!small) {
+		my_slot = take_slot();
+		collector_start();
+	}
 	atomic_fetch_add(&state->kernel_threads, 1);
 	ovni_thread_require("kernel", "1.0.0");
 	rt_meta_write_progress(t); /* on disk now: a killed thread is salvaged from it */
 }
 
-void rt_kernel_drain(struct rt_thread *t)
+/* Drains with the slot held, unless this thread holds it already (a
+ * signal handler came in during a drain: kswitch_drain closes its region). */
+static void drain_held(struct rt_thread *t)
 {
+	if (in_drain || my_slot < 0) {
+		kswitch_drain(&ks, put, t);
+		return;
+	}
+	hold(my_slot);
+	in_drain = 1;
 	kswitch_drain(&ks, put, t);
+	in_drain = 0;
+	let_go(my_slot);
 }
 
-void rt_kernel_end(struct rt_thread *t, struct rt_state *state)
+void rt_kernel_drain(struct rt_thread *t)
+{
+	if (ks.map)
+		drain_held(t);
+}
+
+void rt_kernel_end(struct rt_thread *t)
 {
 	if (!ks.map)
 		return;
-	int interrupted = ks.draining; /* a fatal signal came in during a drain */
-	kswitch_drain(&ks, put, t);
-	atomic_fetch_add(&state->kernel_lost, ks.lost);
-	if (!interrupted) /* else the interrupted drain still reads the ring */
-		kswitch_close(&ks);
+	int interrupted = in_drain; /* exit() from a handler that came in during a drain */
+	drain_held(t);
+	if (ks.was_full && !interrupted) {
+		/* the kernel says how many it dropped with its next record: one more switch */
+		syscall(SYS_nanosleep, &(struct timespec){ 0, 1 }, NULL);
+		drain_held(t);
+	}
+	if (ks.lost) { /* per thread in its metadata: ovni record and ovni dump say it */
+		struct json *n = json_new_number((double)ks.lost);
+		if (n && json_dotset(t->meta, "record.kernel_lost", n) == 0)
+			rt_meta_changed(t);
+	}
+	if (interrupted) /* the interrupted drain still reads the ring */
+		return;
+	if (my_slot >= 0) { /* out of the collector's sight before it goes */
+		hold(my_slot);
+		slots[my_slot].k = NULL;
+		let_go(my_slot);
+	}
+	kswitch_close(&ks);
+	my_slot = -1;
 }

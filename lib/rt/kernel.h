@@ -9,7 +9,8 @@
 void rt_kernel_begin(struct rt_thread *t, struct rt_state *state);
 /* Writes the switches recorded so far into the thread's stream. */
 void rt_kernel_drain(struct rt_thread *t);
-/* Before the thread's OHe: the last switches, then stops. Async-signal-safe. */
-void rt_kernel_end(struct rt_thread *t, struct rt_state *state);
+/* Before the thread's OHe: the last switches, then stops; system calls only
+ * unless the kernel dropped records (their count goes into the metadata). */
+void rt_kernel_end(struct rt_thread *t);
 
 #endif

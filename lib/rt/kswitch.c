@@ -86,6 +86,66 @@ static void ring_copy(const struct kswitch *k, uint64_t pos, void *dst, size_t n
 	memcpy((uint8_t *)dst + first, k->ring, n - first);
 }
 
+#define SPILL_OUT (1ull << 63)
+#define SPILL_LOST (1ull << 62)
+
+/* Room for n more spill entries: a bigger mapping, copied (no malloc: the
+ * collector may run while the program forks). 0, or -1 if out of memory. */
+static int spill_room(struct kswitch *k, size_t n)
+{
+	if (k->nspill + n <= k->spill_cap)
+		return 0;
+	size_t cap = k->spill_cap ? k->spill_cap * 2 : 8192;
+	while (cap < k->nspill + n)
+		cap *= 2;
+	uint64_t *p = mmap(NULL, cap * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	madvise(p, cap * 8, MADV_DONTFORK); /* a forked child does not hold it */
+	if (k->spill) {
+		memcpy(p, k->spill, k->nspill * 8);
+		munmap(k->spill, k->spill_cap * 8);
+	}
+	k->spill = p;
+	k->spill_cap = cap;
+	return 0;
+}
+
+size_t kswitch_collect(struct kswitch *k)
+{
+	if (!k->map)
+		return 0;
+	struct perf_event_mmap_page *meta = (struct perf_event_mmap_page *)k->map;
+	/* acquire: the records before head are complete once head is read */
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail, start = tail;
+	if (head - tail + 2 * SWITCH_SIZE > k->ring_size)
+		k->was_full = 1;
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		ring_copy(k, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			tail = head; /* cannot happen with a sane kernel: drop the rest */
+			break;
+		}
+		if (spill_room(k, 1) != 0)
+			break; /* kept in the ring for a later try */
+		uint64_t rec[4];
+		if (h.type == PERF_RECORD_SWITCH && h.size == SWITCH_SIZE) {
+			ring_copy(k, tail, rec, SWITCH_SIZE);
+			int out = !!(h.misc & PERF_RECORD_MISC_SWITCH_OUT);
+			k->spill[k->nspill++] = (rec[1] & ~(SPILL_OUT | SPILL_LOST)) | (out ? SPILL_OUT : 0);
+		} else if (h.type == PERF_RECORD_LOST && h.size == LOST_SIZE) {
+			ring_copy(k, tail, rec, LOST_SIZE);
+			k->spill[k->nspill++] = SPILL_LOST | (rec[2] & ~(SPILL_OUT | SPILL_LOST));
+		}
+		tail += h.size;
+	}
+	/* release: the kernel may reuse the space once tail is stored */
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return (size_t)(tail - start);
+}
+
 struct drain {
 	struct kswitch *k;
 	kswitch_emit_fn emit;
@@ -126,33 +186,20 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 		return 0;
 	}
 	k->draining = 1;
-	struct perf_event_mmap_page *meta = (struct perf_event_mmap_page *)k->map;
-	/* acquire: the records before head are complete once head is read */
-	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = meta->data_tail;
+	kswitch_collect(k);
 	struct drain d = { k, emit, ctx, k->now(), 0, 0 };
-	while (head - tail >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h;
-		ring_copy(k, tail, &h, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break; /* cannot happen with a sane kernel: drop the rest */
-		uint64_t rec[4];
-		if (h.type == PERF_RECORD_SWITCH && h.size == SWITCH_SIZE) {
-			ring_copy(k, tail, rec, SWITCH_SIZE);
-			int out = !!(h.misc & PERF_RECORD_MISC_SWITCH_OUT);
-			/* after lost records a switch may repeat the state: skip it */
-			if (out != k->out)
-				put(&d, out, rec[1]);
-		} else if (h.type == PERF_RECORD_LOST && h.size == LOST_SIZE) {
-			ring_copy(k, tail, rec, LOST_SIZE);
-			k->lost += rec[2];
+	size_t i;
+	for (i = 0; i < k->nspill && (!d.opened || k->in_region); i++) {
+		uint64_t e = k->spill[i];
+		if (e & SPILL_LOST) {
+			k->lost += e & ~SPILL_LOST;
 			if (k->out) /* its switch-in is among the lost */
 				put(&d, 0, k->last_out + 1);
+		} else if (!!(e & SPILL_OUT) != k->out) { /* after lost records a switch may repeat the state: skip it */
+			put(&d, !!(e & SPILL_OUT), e & ~SPILL_OUT);
 		}
-		tail += h.size;
 	}
-	/* release: the kernel may reuse the space once tail is stored */
-	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+	k->nspill = 0;
 	/* The ring filled after a switch-out, so its switch-in was lost (the
 	 * kernel says so only later): the thread came back before any event
 	 * it wrote since, whose clocks are unknown here, so the earliest
@@ -173,11 +220,17 @@ void kswitch_close(struct kswitch *k)
 		return;
 	munmap(k->map, k->map_size);
 	k->map = k->ring = NULL;
+	if (k->spill)
+		munmap(k->spill, k->spill_cap * 8);
+	k->spill = NULL;
+	k->nspill = k->spill_cap = 0;
 }
 
 void kswitch_forget(struct kswitch *k)
 {
 	k->map = k->ring = NULL;
+	k->spill = NULL;
+	k->nspill = k->spill_cap = 0;
 }
 
 /* kernel.perf_event_paranoid, or -100 when it cannot be read. */

@@ -4,19 +4,22 @@
  *
  * kswitch_open() asks the kernel for PERF_RECORD_SWITCH records of the
  * calling thread, time-stamped with CLOCK_MONOTONIC (the trace's clock),
- * in a ring mapped into memory. kswitch_drain(), called by that same thread
- * from time to time (before its buffer is flushed, before its last event),
- * moves the records to the thread's stream: their clocks are older than
- * the events the thread has written since, so they go inside an unordered
- * region, OU[ ... OU], which `ovni sort` (or `ovni emu`) puts in order.
- * No allocation, no lock, no stdio: it runs inside the traced program. */
+ * in a ring mapped into memory. kswitch_collect(), called often by any
+ * one thread at a time (the shim's collector), moves the records to a spill
+ * buffer that grows as needed, so the ring does not fill. kswitch_drain(),
+ * called by the recorded thread from time to time (after a blocking call,
+ * before its last event), moves them to the thread's stream: their clocks
+ * are older than the events the thread has written since, so they go
+ * inside an unordered region, OU[ ... OU], which `ovni sort` (or
+ * `ovni emu`) puts in order. No malloc, no lock, no stdio: it runs inside
+ * the traced program (the caller keeps collect and drain apart). */
 #ifndef OVNI_RT_KSWITCH_H
 #define OVNI_RT_KSWITCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define KSWITCH_RING_PAGES 64 /* data pages: 256 KiB, 8192 switches between drains */
+#define KSWITCH_RING_PAGES 64 /* data pages: 256 KiB, 8192 switches between collections */
 
 struct kswitch {
 	uint8_t *map; /* control page, then the ring; NULL when not recording */
@@ -30,6 +33,13 @@ struct kswitch {
 	volatile int in_region; /* OU[ written, OU] not yet */
 	uint64_t lost; /* records the kernel dropped because the ring was full */
 	uint64_t nswitches; /* KCO + KCI written */
+	/* Records collected from the ring, not yet written: the time, bit 63
+	 * set for a switch-out; with bit 62 set, a count of lost records. */
+	uint64_t *spill;
+	size_t nspill, spill_cap;
+	/* A collection found the ring (nearly) full: records may have been
+	 * dropped, which the kernel reports only with its next record. */
+	int was_full;
 	/* The clock of the thread's own events, for OU[ and OU]: a region must
 	 * not end before an event written before it. CLOCK_MONOTONIC unless
 	 * the caller sets another after kswitch_open (the shim's, which may
@@ -49,7 +59,14 @@ typedef void (*kswitch_emit_fn)(void *ctx, const char mcv[3], uint64_t clock);
  * no-op. No descriptor stays open: the mapping holds the event. */
 int kswitch_open(struct kswitch *k, unsigned ring_pages);
 
-/* Writes the switches recorded since the last drain through emit: OU[,
+/* Moves the records of the ring to the spill (grown as needed, so the ring
+ * never fills however rarely the thread drains): any thread may call it,
+ * one at a time per recorder and never during a drain. Returns the bytes
+ * of ring it freed. */
+size_t kswitch_collect(struct kswitch *k);
+
+/* Writes the switches recorded since the last drain (collected or still in
+ * the ring) through emit: OU[,
  * then KCO/KCI with the kernel's clocks, alternating, then OU] (OU[ and
  * OU] at the current time). Nothing when no switch happened. Records lost
  * to a full ring cannot break the pairs: a switch-in lost after a
@@ -60,11 +77,11 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx);
  * thread), it only closes the region the interrupted drain opened (with the
  * missing KCI) and returns 0: the stream stays sortable. */
 
-/* Stops recording (drain first to keep the last switches). */
+/* Stops recording (drain first to keep the last switches); frees the spill. */
 void kswitch_close(struct kswitch *k);
 /* In a forked child: drops the copy of the parent thread's recorder. Its
- * ring is not mapped in the child (MADV_DONTFORK): whatever the child
- * mapped since at that address is left alone. */
+ * ring and spill are not mapped in the child (MADV_DONTFORK): whatever the
+ * child mapped since at those addresses is left alone. */
 void kswitch_forget(struct kswitch *k);
 
 /* A one-line reason, for the user, why err (from kswitch_open on k) means

@@ -100,14 +100,11 @@ static void write_text(struct rt_thread *t, const char *s, size_t len)
 		rt_warn("ERROR: cannot rename %s: %s\n", tmp, strerror(errno));
 }
 
+/* With rank and CPUs already: a later write (a mark declared, attributes
+ * flushed) must not take from a killed thread what a salvage needs. */
 void rt_meta_write(struct rt_thread *t)
 {
-	size_t len;
-	char *s = json_write_pretty(t->meta, &len);
-	if (!s)
-		rt_die("rt_meta_write", "out of memory");
-	write_text(t, s, len);
-	free(s);
+	rt_meta_write_progress(t);
 }
 
 void rt_meta_write_final(struct rt_thread *t)

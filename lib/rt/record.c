@@ -3,10 +3,13 @@
  * thread (OHx when it starts, OHe when it ends), CPU placement (a thread
  * pinned to one free CPU runs there, others on the virtual CPU), affinity
  * changes (OAs/OAr), fork (a new process), exec (the stream goes on in the
- * new image), and every exit path, fatal signals included. */
+ * new image), and every exit path. No signal handler is installed: a thread
+ * killed by a signal leaves its stream as it was (the mapping survives), and
+ * `ovni record` (or `ovni emu --salvage`) ends it at its last event. */
 #include "rt/instr.h"
 #include "rt/kernel.h"
 #include "rt/rt.h"
+#include "base/file.h"
 #include "record/state.h"
 
 #include <dlfcn.h>
@@ -29,8 +32,6 @@ static struct rt_state *state;
 static _Atomic uint64_t next_tag = 1;
 static int has_rank, rank, nranks;
 static void save_env(void);
-
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP };
 
 /* ---- Placement ---- */
 
@@ -170,13 +171,12 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 	pthread_setcancelstate(cancel, NULL);
 }
 
-/* The thread ends: OHe, then its CPU is free. Only system calls after the
- * event: the fatal signal handler ends its thread too. */
+/* The thread ends: OHe, then its CPU is free. */
 static void thread_finish(struct rt_thread *t)
 {
 	if (!t->ready || !t->automatic)
 		return;
-	rt_kernel_end(t, state);
+	rt_kernel_end(t);
 	uint64_t now = rt_clock_exact(t);
 	rt_emit_raw(t, "OHe", now, NULL, 0);
 	rt_thread_end(t);
@@ -193,9 +193,39 @@ int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev)
 
 /* ---- Process ---- */
 
+/* The process's executable and arguments, in the metadata of its first
+ * thread ("record" beside "ovni": the reference ignores it). After an exec,
+ * the new image's. */
+static void add_identity(struct rt_thread *t)
+{
+	char exe[PATH_MAX], *args = NULL;
+	size_t cap = 0, len = 0;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	struct json *argv = json_new(JSON_ARRAY);
+	if (!argv || (n > 0 && json_dotset(t->meta, "record.exe", json_new_string(exe)) != 0))
+		rt_die("ovni record", "out of memory");
+	if (file_read_all("/proc/self/cmdline", &args, &cap, &len) == 0) {
+		if (len > 65536) /* the metadata stays small: the first 64 KiB of arguments */
+			len = 65536;
+		for (size_t i = 0; i < len;) {
+			size_t k = strnlen(args + i, len - i);
+			char *a = strndup(args + i, k);
+			if (!a || json_append(argv, json_new_string(a)) != 0)
+				rt_die("ovni record", "out of memory");
+			free(a);
+			i += k + 1;
+		}
+	}
+	free(args);
+	if (json_dotset(t->meta, "record.argv", argv) != 0)
+		rt_die("ovni record", "out of memory");
+}
+
 /* The loom's CPUs, listed in the stream of the first thread of a process. */
 static void add_cpus(struct rt_thread *t)
 {
+	add_identity(t);
 	t->cpus = malloc(state->ncpus * sizeof(*t->cpus));
 	if (!t->cpus)
 		rt_die("ovni record", "out of memory");
@@ -265,32 +295,6 @@ void rt_record_set_rank(int r, int n)
 		t->rank = r;
 		t->nranks = n;
 		rt_meta_changed(t);
-	}
-}
-
-/* ---- Signals ---- */
-
-static void on_fatal(int sig)
-{
-	int saved = errno;
-	thread_finish(&rt_self);
-	/* SA_RESETHAND restored the default action: the re-raised signal (or
-	 * the faulting instruction, run again) ends the process as before. */
-	raise(sig);
-	errno = saved;
-}
-
-static void catch_fatal_signals(void)
-{
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		struct sigaction old, sa;
-		if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
-			continue; /* ignored (nohup) or already handled: leave it */
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_fatal;
-		sa.sa_flags = SA_RESETHAND;
-		sigemptyset(&sa.sa_mask);
-		sigaction(fatal_signals[i], &sa, NULL);
 	}
 }
 
@@ -365,7 +369,6 @@ __attribute__((constructor)) static void record_start(void)
 	find_rank();
 	proc_begin(-1, resuming());
 	pthread_atfork(before_fork, NULL, after_fork_child);
-	catch_fatal_signals();
 }
 
 /* exit() and return from main: the calling thread ends. Threads still

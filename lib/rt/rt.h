@@ -8,7 +8,7 @@
  * survives a SIGKILL; the window moves forward as it fills (the mapper
  * thread prepares the next one). In record mode, record.c wraps these:
  * thread_begin (stream, placement, OHx), thread_finish (OHe, end, CPU
- * given back; also from fatal signal handlers, so system calls only), and
+ * given back; system calls only, as a program's signal handler may exit), and
  * rt_emit_raw for the events the shim emits itself. */
 #ifndef OVNI_RT_H
 #define OVNI_RT_H
@@ -119,7 +119,7 @@ void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
 /* meta.c */
 void rt_meta_init(struct rt_thread *t);
 void rt_meta_changed(struct rt_thread *t); /* re-render the final text */
-void rt_meta_write(struct rt_thread *t); /* the current (unfinished) metadata */
+void rt_meta_write(struct rt_thread *t); /* the current (unfinished) metadata, rank and CPUs included */
 void rt_meta_write_final(struct rt_thread *t); /* async-signal-safe */
 /* With rank and CPUs but not finished: what a salvage needs if we die. */
 void rt_meta_write_progress(struct rt_thread *t);

@@ -204,7 +204,8 @@ static int load_finished(struct stream_meta *m, const struct ctx *c, unsigned fl
 	if (m->finished || !(flags & TRACE_REQUIRE_FINISHED))
 		return 0;
 	const char *hint = "the thread did not end cleanly (it crashed, was killed or never called "
-			   "ovni_thread_free); its events can still be read with `ovni dump`";
+			   "ovni_thread_free); `ovni emu --salvage` ends it at its last event (in a copy), "
+			   "and `ovni dump` reads its events";
 	if (!v)
 		return bad(c->file, NULL, "missing ovni.finished: %s", hint);
 	return bad(c->file, v, "ovni.finished must be 1: %s", hint);
@@ -221,6 +222,23 @@ static int load_version(const struct json *root, const char *file)
 	if (n != METADATA_VERSION)
 		return bad(file, v, "metadata version mismatch %lld (expected %d)", n, METADATA_VERSION);
 	return 0;
+}
+
+/* The recorder's extras: informative only, so a wrong type is ignored. */
+static void load_record(struct stream_meta *m, const struct json *rec)
+{
+	const struct json *exe = json_get(rec, "exe"), *argv = json_get(rec, "argv");
+	long long lost;
+	if (exe && plain_string(exe))
+		m->exe = exe->u.str.s;
+	if (argv && argv->type == JSON_ARRAY) {
+		m->argv = argv;
+		for (size_t i = 0; i < argv->u.arr.n; i++)
+			if (!plain_string(argv->u.arr.items[i]))
+				m->argv = NULL;
+	}
+	if (json_int(json_get(rec, "kernel_lost"), &lost) == 0 && lost > 0)
+		m->kernel_lost = lost;
 }
 
 static int load(struct stream_meta *m, const struct json *root, const char *file, unsigned flags)
@@ -248,6 +266,7 @@ static int load(struct stream_meta *m, const struct json *root, const char *file
 	m->marks = json_get(c.ovni, "mark");
 	if (m->marks && m->marks->type != JSON_OBJECT)
 		return bad(file, m->marks, "ovni.mark must be an object");
+	load_record(m, json_get(root, "record"));
 	return 0;
 }
 

@@ -35,6 +35,12 @@ struct stream_meta {
 	struct meta_require *req;
 	size_t nreq;
 	const struct json *marks; /* ovni.mark, or NULL */
+	/* What `ovni record` adds beside "ovni" (the reference ignores it): the
+	 * process's executable and arguments, and the context switch records
+	 * the kernel dropped for this thread. NULL, NULL, 0 when absent. */
+	const char *exe; /* points into the json */
+	const struct json *argv; /* an array of strings */
+	int64_t kernel_lost;
 };
 
 /* Fills m from root. file names stream.json in messages. Returns 0, or -1

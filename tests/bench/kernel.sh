@@ -49,9 +49,9 @@ if grep -q 'not recorded' "$TMP/err"; then
 	echo "kernel bench: skipped: $(grep 'not recorded' "$TMP/err")"
 	exit 0
 fi
-lost=$(grep -o '[0-9]* context switches were lost' "$TMP/err" | cut -d' ' -f1)
+lost=$(grep -o 'the kernel dropped [0-9]* of its' "$TMP/err" | awk '{ n += $4 } END { print n + 0 }')
 n=$("$OVNI" top "$TMP/on" 2>/dev/null | awk '$1 == "KCO" || $1 == "KCI" { s += $2 } END { print s + 0 }')
-echo "kernel bench: record 4 x 20000 sleeps: $off s without --kernel, $on s with ($n KCO/KCI written, ${lost:-0} lost); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "kernel bench: record 4 x 20000 sleeps: $off s without --kernel, $on s with ($n KCO/KCI written, $lost dropped by the kernel); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$TMP/o1" "$TMP/o2"
 cat "$TMP"/on/*/*/*/stream.obs >/dev/null
 unsorted=$(wall "$OVNI" emu -o "$TMP/o1" "$TMP/on")

@@ -79,6 +79,28 @@ stream() {
 	printf "$@" | "${BUILD:?}/tools/mkstream" "$p/stream.obs"
 }
 
+# ref_same WHAT TRACE: the reference's ovnisort and ovniemu (1.14, in
+# $OVNI_REF_BIN, where present) accept a copy of the trace and write the
+# same timelines as ovni emu.
+REF_BIN=${OVNI_REF_BIN:-/work/shared/ref/bin}
+ref_same() {
+	if [ ! -x "$REF_BIN/ovniemu" ]; then
+		echo "ok - # SKIP $1: no reference ovniemu in $REF_BIN"
+		return
+	fi
+	rm -rf "$TMP/ref" "$TMP/ours" && cp -r "$2" "$TMP/ref" && mkdir -p "$TMP/ours"
+	if ! "$REF_BIN/ovnisort" "$TMP/ref" >/dev/null 2>&1 ||
+		! OVNI_CONFIG_DIR=$REF_BIN/../share/ovni "$REF_BIN/ovniemu" -l "$TMP/ref" >"$TMP/ref.log" 2>&1; then
+		not_ok "$1: the reference accepts the trace"; grep -v INFO "$TMP/ref.log" | head -5 | sed 's/^/#   /'
+		return
+	fi
+	"$OVNI" emu -l -o "$TMP/ours" "$2" >/dev/null 2>&1 || { not_ok "$1: ovni emu accepts the trace"; return; }
+	for f in thread.prv cpu.prv thread.pcf cpu.pcf thread.row cpu.row; do
+		cmp -s "$TMP/ref/$f" "$TMP/ours/$f" || { not_ok "$1: $f differs from the reference's"; return; }
+	done
+	ok "$1: the reference accepts it and writes the same timelines"
+}
+
 done_testing() { exit $T_FAILED; }
 
 # need_pkgs WHAT CMD PKG...: makes CMD available, installing the Debian

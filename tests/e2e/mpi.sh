@@ -57,10 +57,27 @@ flavour() {
 		same "$name $pat, record inside mpirun: exit status" "$?" 0
 		same "$name $pat, record inside mpirun: every rank ok" "$(grep -c "/$NP $pat ok" "$TMP/log")" $NP
 		check_trace "$name $pat, record inside mpirun" "$TMP/in" $pat
+		same "$name $pat, record inside mpirun: ovni top --procs names each rank's program" \
+			"$("$OVNI" top --procs "$TMP/in" 2>/dev/null | awk -v a="$app" '$3 ~ "/4$" && $6 == a && $7 == a' | wc -l | tr -d ' ')" $NP
+		[ $pat = ring ] && ref_same "$name $pat, record inside mpirun" "$TMP/in"
 		timeout 120 "$OVNI" record -o "$TMP/out" -- "mpirun.$name" -n $NP "$app" $pat >"$TMP/log" 2>&1
 		same "$name $pat, mpirun inside record: exit status" "$?" 0
 		check_trace "$name $pat, mpirun inside record" "$TMP/out" $pat
+		[ $pat = ring ] && ref_same "$name $pat, mpirun inside record" "$TMP/out"
 	done
+	# -o under a launcher: the ranks of one job share the directory; the
+	# trace of another run there is refused, and --force has rank 0
+	# replace it while the other ranks wait for it.
+	old=$(ls -d "$TMP"/in/loom.* | sort)
+	timeout 120 "mpirun.$name" -n $NP "$OVNI" record -o "$TMP/in" -- "$app" ring >"$TMP/log" 2>&1
+	[ $? -ne 0 ] && [ "$(grep -c 'holds a trace already; --force replaces it' "$TMP/log")" = $NP ] && [ "$(grep -c ' ring ok' "$TMP/log")" = 0 ] &&
+		ok "$name, record inside mpirun into an existing trace: refused by every rank, nothing run" ||
+		not_ok "$name, record inside mpirun into an existing trace: refused by every rank, nothing run"
+	timeout 120 "mpirun.$name" -n $NP "$OVNI" record --force -o "$TMP/in" -- "$app" ring >"$TMP/log" 2>&1
+	same "$name, record inside mpirun --force: exit status" "$?" 0
+	same "$name, record inside mpirun --force: every rank ok" "$(grep -c "/$NP ring ok" "$TMP/log")" $NP
+	same "$name, record inside mpirun --force: no loom of the old run is left" "$(ls -d "$TMP"/in/loom.* | sort | grep -cxF "$old")" 0
+	check_trace "$name, record inside mpirun --force" "$TMP/in" ring
 	# MPI in a library loaded RTLD_LOCAL (as Python loads mpi4py).
 	if "mpicc.$name" -shared -fPIC -o "$TMP/ext-$name.so" "$TESTDIR/instr/mpi_ext.c" &&
 		${HOSTCC:-gcc} -o "$TMP/dlhost" "$TESTDIR/instr/dlhost.c" -ldl; then

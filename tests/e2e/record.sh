@@ -24,7 +24,7 @@ count() {
 
 # bounds TRACE: "first-last" MCV of every thread's stream, one a line, sorted.
 bounds() {
-	"$OVNI" dump "$1" 2>/dev/null | awk '{ if (!($3 in first)) first[$3] = $2; last[$3] = $2 }
+	"$OVNI" dump "$1" 2>/dev/null | awk '/^#/ { next } { if (!($3 in first)) first[$3] = $2; last[$3] = $2 }
 		END { for (s in first) print first[s] "-" last[s] }' | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' '
 }
 
@@ -63,6 +63,33 @@ same "threads: every stream finished" "$n" 6
 rm -rf "$TMP/t2"
 "$OVNI" record -o "$TMP/t2" -- "$TMP/threads" 2 7 >/dev/null 2>&1
 same "the recorder exits with the program's status" "$?" 7
+
+ref_same "threads" "$TMP/t1"
+
+# --- Program identity: executable and command line of each process, in
+# its metadata, shown by ovni dump and ovni top --procs. ---
+rm -rf "$TMP/id"
+"$OVNI" record -o "$TMP/id" -- "$TMP/threads" 2 "a b" "it's" >/dev/null 2>&1
+pid=$(ls -d "$TMP"/id/loom.*/proc.* | sed 's/.*proc\.//')
+"$OVNI" dump "$TMP/id" 2>/dev/null >"$TMP/dump"
+same "identity: ovni dump names the process's executable and command line" \
+	"$(grep '^# ' "$TMP/dump")" "# $(cd "$TMP"/id && ls -d loom.*/proc.*/thread.$pid): process $pid runs $TMP/threads: $TMP/threads 2 'a b' 'it'\\''s'"
+same "identity: ovni top --procs, one line for the process" \
+	"$("$OVNI" top --procs "$TMP/id" 2>/dev/null | cut -d' ' -f2-)" "$pid - 4 $("$OVNI" top "$TMP/id" 2>/dev/null | awk '{n += $2} END {print n}') $TMP/threads $TMP/threads 2 'a b' 'it'\\''s'"
+same "identity: only the first thread's metadata carries it" "$(grep -l '"argv"' "$TMP"/id/loom.*/proc.*/thread.*/stream.json | wc -l | tr -d ' ')" 1
+ref_same "identity" "$TMP/id"
+rm -rf "$TMP/idx"
+"$OVNI" record -o "$TMP/idx" -- sh -c "exec '$TMP/threads' 0" >/dev/null 2>&1
+same "identity after exec: the new image's" "$("$OVNI" top --procs "$TMP/idx" 2>/dev/null | awk '{print $6, $7, $8}')" "$TMP/threads $TMP/threads 0"
+if command -v python3 >/dev/null 2>&1; then
+	rm -rf "$TMP/idpy"
+	"$OVNI" record -o "$TMP/idpy" -- python3 -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()' >/dev/null 2>&1
+	"$OVNI" top --procs "$TMP/idpy" 2>/dev/null | grep -q "python3[.0-9]* [^ ]*python3 -c 'import threading; t = threading.Thread(target=print); t.start(); t.join()'\$" &&
+		ok "identity: a python3 program is named with its command line" ||
+		{ not_ok "identity: a python3 program is named with its command line"; "$OVNI" top --procs "$TMP/idpy" 2>&1 | head -5 | sed 's/^/#   /'; }
+	ref_same "python3" "$TMP/idpy"
+fi
+check_fails "top --procs on a missing trace: one line" "cannot open" "$OVNI" top --procs "$TMP/nosuch"
 
 # --- Rank from the launcher's variables. ---
 rm -rf "$TMP/rank"
@@ -165,10 +192,41 @@ for k in segv:139 bus:135 fpe:136 ill:132 abort:134 term:143 int:130 hup:129 kil
 	emu_ok "crash $how: ovni emu accepts the trace" "$TMP/c-$how"
 	same "crash $how: both threads executed and ended" "$(count OHx "$TMP/c-$how") $(count OHe "$TMP/c-$how")" "2 2"
 	same "crash $how: each stream runs from OHx to OHe" "$(bounds "$TMP/c-$how")" "2xOHx-OHe "
+	same "crash $how: the recorder ends both cut threads and names them" "$(grep -c 'did not finish' "$TMP/err")" 2
 done
-# Only SIGKILL cuts the main thread: the handler finished it otherwise.
-grep -c 'did not finish' "$TMP/err" | grep -q '^2$' && ok "crash kill: both threads named as cut" ||
-	not_ok "crash kill: both threads named as cut"
+ref_same "crash segv" "$TMP/c-segv"
+ref_same "crash kill" "$TMP/c-kill"
+
+# --- Signals: the program sees exactly what it would see without the
+# recorder (no handler of the shim), at start and after its own sigaction.
+$CC -O0 -o "$TMP/sigs" "$SRC/sigs.c" || not_ok "compile sigs.c"
+"$TMP/sigs" >"$TMP/sig-plain"
+rec sig "$TMP/sigs"
+same "signals: exit status" "$rc" 0
+check_same "signals: dispositions, flags and mask as without the recorder" "$TMP/out" "$TMP/sig-plain"
+sh -c "trap '' INT HUP QUIT; \"\$1\"" sh "$TMP/sigs" >"$TMP/sig-plain"
+rm -rf "$TMP/sigi"
+sh -c "trap '' INT HUP QUIT; \"\$1\" record -o \"\$2\" -- \"\$3\"" sh "$OVNI" "$TMP/sigi" "$TMP/sigs" >"$TMP/out" 2>/dev/null
+check_same "signals ignored at start (nohup, trap '' INT) stay ignored" "$TMP/out" "$TMP/sig-plain"
+grep -q '^2 IGN ' "$TMP/out" && ok "signals: SIGINT ignored, as the shell left it" || not_ok "signals: SIGINT ignored, as the shell left it"
+(trap - INT; "$TMP/sigs" own) >"$TMP/sig-plain" 2>/dev/null
+rec sigown "$TMP/sigs" own
+same "signals: the program's own SIGSEGV handler runs (status 42)" "$rc" 42
+check_same "signals: and it replaced the default action, as without the recorder" "$TMP/out" "$TMP/sig-plain"
+emu_ok "signals: ovni emu accepts the trace" "$TMP/sigown"
+if command -v python3 >/dev/null 2>&1; then
+	rec py python3 -c 'import os, signal
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [])
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")'
+	same "python3: its SIGINT handler is installed and Ctrl-C raises KeyboardInterrupt" "$(tr '\n' ' ' <"$TMP/out")" "True KeyboardInterrupt "
+	emu_ok "python3: ovni emu accepts the trace" "$TMP/py"
+else
+	echo "ok - # SKIP no python3"
+fi
 
 # --- The recorder killed too: ovni emu --salvage. ---
 rm -rf "$TMP/kk"
@@ -182,6 +240,34 @@ same "recorder killed: ovni emu --salvage plays the trace" "$?" 0
 same "recorder killed: --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
 same "recorder killed: --salvage leaves the trace untouched" "$(find "$TMP/kk" -type f -exec cksum {} + | sort)" "$before"
 [ -s "$TMP/emu/thread.prv" ] && ok "recorder killed: --salvage wrote the timelines" || not_ok "recorder killed: --salvage wrote the timelines"
+# The batch system kills the recorder and the program together (SIGKILL to
+# both), once their threads have slept (which declares mark 99 in their
+# metadata): the loom's CPUs are still listed, plain emu names
+# --salvage, and --salvage plays the trace. With --tmpdir the streams are
+# still in the tmpdir, which --salvage plays just as well.
+for mode in plain tmpdir; do
+	rm -rf "$TMP/batch" "$TMP/batch-tmp"
+	topt=
+	[ $mode = tmpdir ] && topt="--tmpdir $TMP/batch-tmp"
+	# shellcheck disable=SC2086
+	"$OVNI" record $topt -o "$TMP/batch" -- "$TMP/crash" none >/dev/null 2>&1 &
+	rpid=$!
+	src=$TMP/batch
+	[ $mode = tmpdir ] && src=$TMP/batch-tmp
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		[ "$(find "$src" -name stream.json 2>/dev/null | xargs grep -l '"Blocked in"' 2>/dev/null | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	kill -KILL "$rpid" $(pgrep -P "$rpid")
+	wait "$rpid" 2>/dev/null
+	n=$(find "$src" -name stream.json | xargs grep -l '"loom_cpus"' | wc -l | tr -d ' ')
+	same "batch kill ($mode): the main thread's stream still lists the loom's CPUs" "$n" 1
+	check_fails "batch kill ($mode): plain ovni emu names --salvage" "ovni emu --salvage" "$OVNI" emu -o "$TMP/emu" "$src"
+	rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+	"$OVNI" emu --salvage -o "$TMP/emu" "$src" >"$TMP/out" 2>"$TMP/err"
+	same "batch kill ($mode): ovni emu --salvage plays the trace" "$?" 0
+	same "batch kill ($mode): --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
+done
 
 # --- A signal sent to the recorder reaches the program. ---
 rm -rf "$TMP/fw"
@@ -214,6 +300,53 @@ for delay in 0 0.001 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.1; do
 	pkill -xf "sleep $dur"
 done
 same "SIGTERM early in the start (10 delays): no program left running" "$left" 0
+
+# --- -o: checked before the program starts; --force; nothing left after a
+# failed start; the last line says how the program ended. ---
+# started DIR: 1 if the probe program ran (it makes DIR/../started).
+: >"$TMP/file"
+rm -f "$TMP/started"
+check_fails "-o FILE: refused before the program starts" "-o .*file: exists and is not a trace directory" \
+	"$OVNI" record -o "$TMP/file" -- sh -c "touch '$TMP/started'"
+[ -e "$TMP/started" ] && not_ok "-o FILE: the program never started" || ok "-o FILE: the program never started"
+same "-o FILE: one line of error" "$(wc -l <"$TMP/.err" | tr -d ' ')" 1
+mkdir -p "$TMP/notrace" && : >"$TMP/notrace/keep"
+check_fails "-o a directory holding something else: refused, even with --force" "not a trace directory" \
+	"$OVNI" record --force -o "$TMP/notrace" -- sh -c "touch '$TMP/started'"
+[ -e "$TMP/notrace/keep" ] && [ ! -e "$TMP/started" ] && ok "-o a directory holding something else: left alone, nothing started" ||
+	not_ok "-o a directory holding something else: left alone, nothing started"
+rec o1 "$TMP/threads" 1
+old=$(ls -d "$TMP"/o1/loom.*)
+check_fails "-o an existing trace: refused without --force" "holds a trace already; --force replaces it" \
+	"$OVNI" record -o "$TMP/o1" -- sh -c "touch '$TMP/started'"
+[ -e "$TMP/started" ] && not_ok "-o an existing trace: the program never started" || ok "-o an existing trace: the program never started"
+same "-o an existing trace: left as it was" "$(ls -d "$TMP"/o1/loom.*)" "$old"
+"$OVNI" record --force -o "$TMP/o1" -- "$TMP/threads" 2 >/dev/null 2>"$TMP/err"
+same "--force: exit status" "$?" 0
+same "--force: the old trace is replaced, not merged" "$(ls -d "$TMP"/o1/loom.* | wc -l | tr -d ' ') $(ls -d "$TMP"/o1/loom.* | grep -c "$old")" "1 0"
+same "--force: nothing set aside is left" "$(ls -d "$TMP"/o1.* 2>/dev/null | wc -l | tr -d ' ')" 0
+emu_ok "--force: ovni emu accepts the new trace" "$TMP/o1"
+ref_same "--force" "$TMP/o1"
+rm -rf "$TMP/empty-o" && mkdir -p "$TMP/empty-o"
+"$OVNI" record -o "$TMP/empty-o" -- "$TMP/threads" 0 >/dev/null 2>&1
+same "-o an empty directory: recorded" "$? $(ls -d "$TMP"/empty-o/loom.* | wc -l | tr -d ' ')" "0 1"
+rm -rf "$TMP/gone"
+check_fails "a missing program: refused" "nosuchprog: command not found" "$OVNI" record -o "$TMP/gone" -- nosuchprog
+[ -e "$TMP/gone" ] && not_ok "a missing program: no trace directory left behind" || ok "a missing program: no trace directory left behind"
+printf '#!%s/no/such/interpreter\n' "$TMP" >"$TMP/badinterp" && chmod +x "$TMP/badinterp"
+check_fails "exec fails (no interpreter): one line naming the program" "cannot run .*badinterp" \
+	"$OVNI" record -o "$TMP/gone" --tmpdir "$TMP/gone-tmp" -- "$TMP/badinterp"
+[ -e "$TMP/gone" ] || [ -e "$TMP/gone-tmp" ] && not_ok "exec fails: nothing left behind" || ok "exec fails: nothing left behind"
+check_fails "exec fails with --force: refused" "cannot run" "$OVNI" record --force -o "$TMP/o1" -- "$TMP/badinterp"
+same "exec fails with --force: the old trace is put back" "$(ls -d "$TMP"/o1/loom.* | wc -l | tr -d ' ') $(ls -d "$TMP"/o1.* 2>/dev/null | wc -l | tr -d ' ')" "1 0"
+# The last line says how the program ended.
+rec end0 "$TMP/threads" 2 7
+same "exit status: the recorder exits with it" "$rc" 7
+same "exit status: the last line says it" "$(tail -n 1 "$TMP/err" | grep -o '; threads exited with status 7$')" "; threads exited with status 7"
+rec endsig "$TMP/crash" segv
+same "killed by a signal: the last line names it" "$(tail -n 1 "$TMP/err" | grep -Eo '; crash was killed by SIGSEGV \(Segmentation fault\)(, core dumped)?$' | cut -c1-35)" "; crash was killed by SIGSEGV (Segm"
+rec endkill "$TMP/crash" kill
+same "killed by SIGKILL: the last line names it" "$(tail -n 1 "$TMP/err" | grep -o 'crash was killed by SIGKILL.*')" "crash was killed by SIGKILL (Killed)"
 
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
@@ -325,21 +458,33 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	emu_ok "api: ovni emu accepts the recorded trace" "$TMP/a2"
 	same "api: the program's own OHx is replaced by the recorder's" "$(count OHx "$TMP/a2")" 1
 	same "api: marks recorded" "$(count OM] "$TMP/a2")" 5
-	# Clocks agree across threads: turns taken one after the other are in
-	# clock order, with the scaled TSC and with clock_gettime.
+	# Clocks agree across threads: turns taken one after the other (about
+	# 100 ns apart) are in clock order, with clock_gettime and with the
+	# scaled TSC.
 	$CC -O2 -pthread -o "$TMP/pingpong" "$SRC/pingpong.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile pingpong.c"
-	# turns ENV: how many of the 100000 turns are in clock order.
+	# turns ENV: "N MAX": N of the 100000 turns are out of clock order, the
+	# worst by MAX ns (turn k of main, OU[, comes before turn k of the other
+	# thread, OB., which comes before turn k + 1 of main).
 	turns() {
 		rm -rf "$TMP/pp"
 		env "$1" "$OVNI" record --no-kernel -o "$TMP/pp" -- "$TMP/pingpong" 50000 >/dev/null 2>&1 # its OU[ are the turns
-		"$OVNI" dump "$TMP/pp" 2>/dev/null | awk '$2 == "OB." || $2 == "OU[" {print $2}' | uniq | wc -l | tr -d ' '
+		"$OVNI" dump "$TMP/pp" 2>/dev/null | awk '$2 == "OU[" { u[nu++] = $1 } $2 == "OB." { b[nb++] = $1 }
+			END { for (k = 0; k < nu; k++) { d = u[k] - b[k]; if (d > 0) { n++; if (d > m) m = d }
+				if (k + 1 < nu) { d = b[k] - u[k + 1]; if (d > 0) { n++; if (d > m) m = d } } }
+				print (nu == 50000 && nb == 50000) ? n + 0 " " m + 0 : "missing " nu " " nb }'
 	}
-	same "clocks agree across threads (clock_gettime): 100000 turns in order" "$(turns OVNI_NO_TSC=1)" 100000
-	# The scaled TSC is within ~100 ns of it: turns a few hundred ns apart
-	# may swap, rarely (a wrong rate would swap most).
-	got=$(turns OVNI_NO_TSC=)
-	[ "$got" -ge 99000 ] && ok "clocks agree across threads (scaled TSC): $got of 100000 turns in order" ||
-		not_ok "clocks agree across threads (scaled TSC): $got of 100000 turns in order"
+	same "clocks agree across threads (clock_gettime): 100000 turns in order" "$(turns OVNI_NO_TSC=1)" "0 0"
+	# The scaled TSC agrees within tens of ns, but its read is not ordered:
+	# it may be taken while the load that saw the other thread's turn waits
+	# for the cache line, so a turn may come a cache miss (~100 ns) early,
+	# more often on a loaded machine. A wrong rate or anchor would put most
+	# turns out of order, by more.
+	set -- $(turns OVNI_NO_TSC=)
+	if [ "$1" != missing ] && [ "$1" -le 10000 ] && [ "$2" -lt 500 ]; then
+		ok "clocks agree across threads (scaled TSC): $1 of 100000 turns out of order, by $2 ns at most"
+	else
+		not_ok "clocks agree across threads (scaled TSC): $1 of 100000 turns out of order, by $2 ns at most"
+	fi
 
 	# --events: unselected models never reach the stream.
 	$CC -o "$TMP/models" "$SRC/models.c" -I"$TMP/lib" -L"$TMP/lib" -lovni || not_ok "compile models.c"

@@ -195,7 +195,8 @@ static void test_rejects(void)
 static void test_finished(void)
 {
 	const char *hint = "the thread did not end cleanly (it crashed, was killed or never called "
-			   "ovni_thread_free); its events can still be read with `ovni dump`";
+			   "ovni_thread_free); `ovni emu --salvage` ends it at its last event (in a copy), "
+			   "and `ovni dump` reads its events";
 	char want[512];
 	snprintf(want, sizeof(want), "missing ovni.finished: %s", hint);
 	/* a crashed thread lacks require too: finished is what gets reported */

@@ -1,0 +1,46 @@
+/* Threads that leave their CPU many times: argv[1] threads each sleep
+ * argv[2] times for 10 us, through nanosleep (a call the shim sees) or, with
+ * argv[3] "raw", the bare system call (which it does not: only the
+ * collector empties the thread's ring then). Each thread prints its tid and
+ * how many times it left its CPU meanwhile, as the kernel counts them. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int times, raw;
+
+static void *sleeper(void *arg)
+{
+	struct timespec ts = { 0, 10000 };
+	for (int i = 0; i < times; i++) {
+		if (raw)
+			syscall(SYS_nanosleep, &ts, NULL);
+		else
+			nanosleep(&ts, NULL);
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	printf("sleeper %ld %ld\n", (long)syscall(SYS_gettid), ru.ru_nvcsw + ru.ru_nivcsw);
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 2;
+	times = argc > 2 ? atoi(argv[2]) : 1000;
+	raw = argc > 3 && strcmp(argv[3], "raw") == 0;
+	pthread_t th[64];
+	if (n < 1 || n > 64)
+		return 2;
+	for (int i = 0; i < n; i++)
+		pthread_create(&th[i], NULL, sleeper, NULL);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
