@@ -330,26 +330,6 @@ struct run {
 	struct rt_state *state;
 };
 
-static int move_file(const char *src, const char *dst)
-{
-	if (rename(src, dst) == 0)
-		return 0;
-	if (errno != EXDEV)
-		return -1;
-	FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
-	char buf[65536];
-	size_t r;
-	int rc = in && out ? 0 : -1;
-	while (rc == 0 && (r = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (fwrite(buf, 1, r, out) != r)
-			rc = -1;
-	if (in)
-		fclose(in);
-	if (out && fclose(out) != 0)
-		rc = -1;
-	return rc == 0 ? unlink(src) : -1;
-}
-
 static int env_rank(const char *rv, const char *nv, struct run *r)
 {
 	const char *a = getenv(rv), *b = getenv(nv);
@@ -452,11 +432,11 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 		if (dir != final) {
 			char a[PATH_MAX + 1200], b[PATH_MAX + 1200];
 			const char *files[] = { "stream.obs", "stream.json" };
-			mkdir(final, 0755);
+			file_mkdirs(final, 0);
 			for (int k = 0; k < 2; k++) {
 				snprintf(a, sizeof(a), "%s/%s", dir, files[k]);
 				snprintf(b, sizeof(b), "%s/%s", final, files[k]);
-				if (move_file(a, b) != 0)
+				if (file_move(a, b) != 0)
 					msg_warn("cannot move %s to %s: %s", a, b, strerror(errno));
 			}
 			rmdir(dir);

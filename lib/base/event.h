@@ -59,6 +59,44 @@ static inline uint64_t ev_clock(const uint8_t *p)
 	return c;
 }
 
+/* A walk over what a writer left in a stream that may have been cut (a
+ * crash, a kill): whole events from the header on, up to the first byte
+ * that cannot start one (the zero bytes after the last event of a mapped
+ * stream, a torn write) or a clock going back outside OU[ ... OU]. */
+struct ev_walk {
+	const uint8_t *p;
+	uint64_t size;
+	uint64_t off; /* where the next event begins; at the end, where the events end */
+	uint64_t last_clock; /* the highest clock so far */
+	int unordered; /* inside OU[ ... OU] */
+};
+
+static inline void ev_walk_init(struct ev_walk *w, const uint8_t *p, uint64_t size)
+{
+	*w = (struct ev_walk){ .p = p, .size = size, .off = STREAM_HEADER_SIZE };
+}
+
+/* The next whole event, or NULL at the end of what was written. */
+static inline const uint8_t *ev_walk_next(struct ev_walk *w)
+{
+	if (w->off + EV_HEADER_SIZE > w->size)
+		return NULL;
+	const uint8_t *e = w->p + w->off;
+	if ((e[0] & EV_FLAG_RESERVED) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
+		return NULL;
+	uint64_t clock = ev_clock(e);
+	if (clock < w->last_clock && !w->unordered)
+		return NULL;
+	if (w->off + ev_head_size(e[0]) > w->size || w->off + ev_size(e) > w->size)
+		return NULL;
+	if (e[1] == 'O' && e[2] == 'U')
+		w->unordered = e[3] == '[';
+	if (clock > w->last_clock)
+		w->last_clock = clock;
+	w->off += ev_size(e);
+	return e;
+}
+
 /* Writers (generators, the shim, sort). dst needs 12 + n bytes; n is 0 or
  * 2..16. Returns the event size. */
 size_t ev_encode(uint8_t *dst, const char mcv[3], uint64_t clock, const void *payload, size_t n);

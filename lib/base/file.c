@@ -98,7 +98,7 @@ int file_mkdirs(const char *path, int parents_only)
 	return -1;
 }
 
-int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode)
+int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode, int sync)
 {
 	size_t n = strlen(name);
 	char *tmp = malloc(n + 48);
@@ -122,7 +122,7 @@ int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t l
 	int rc = file_write_all(fd, data, len);
 	if (rc == 0)
 		rc = fchmod(fd, mode);
-	if (rc == 0)
+	if (rc == 0 && sync)
 		rc = fsync(fd);
 	int err = errno;
 	if (close(fd) != 0 && rc == 0) {
@@ -142,7 +142,7 @@ int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t l
 
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
-	return file_write_atomic_at(AT_FDCWD, path, data, len, mode);
+	return file_write_atomic_at(AT_FDCWD, path, data, len, mode, 1);
 }
 
 mode_t file_mode_default(void)
@@ -273,4 +273,52 @@ static int remove_entry(const char *p, const struct stat *st, int type, struct F
 void file_remove_tree(const char *dir)
 {
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int file_copy(const char *src, const char *dst, mode_t mode)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	struct stat st;
+	if (mode == (mode_t)-1)
+		mode = fstat(in, &st) == 0 ? st.st_mode & 07777 : 0644;
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (out < 0) {
+		int err = errno;
+		close(in);
+		errno = err;
+		return -1;
+	}
+	char buf[65536];
+	ssize_t r;
+	int rc = 0;
+	while (rc == 0 && (r = read(in, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		rc = r < 0 ? -1 : file_write_all(out, buf, (size_t)r);
+	}
+	int err = errno;
+	close(in);
+	if (close(out) != 0 && rc == 0) {
+		rc = -1;
+		err = errno;
+	}
+	errno = err;
+	return rc;
+}
+
+int file_move(const char *src, const char *dst)
+{
+	if (rename(src, dst) == 0)
+		return 0;
+	if (errno != EXDEV)
+		return -1;
+	if (file_copy(src, dst, (mode_t)-1) != 0) {
+		int err = errno;
+		unlink(dst);
+		errno = err;
+		return -1;
+	}
+	return unlink(src);
 }

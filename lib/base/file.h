@@ -26,8 +26,10 @@ int file_mkdirs(const char *path, int parents_only);
  * beside it, which gets mode, is synced and renamed over PATH. 0, or -1
  * with errno (the temporary file removed). */
 int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
-/* The same for name relative to the directory dirfd (or AT_FDCWD). */
-int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode);
+/* The same for name relative to the directory dirfd (or AT_FDCWD); without
+ * sync the rename still makes it whole or absent, but a power cut may lose
+ * it (the shim: a traced program never waits for the disk). */
+int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode, int sync);
 /* 0666 less the umask: the mode open(2) would give a new file. */
 mode_t file_mode_default(void);
 
@@ -41,6 +43,13 @@ size_t file_join_to(char *dst, size_t cap, const char *a, const char *b);
  * them; free with file_names_free. NULL with errno. */
 char **file_dir_names(const char *dir, size_t *n);
 void file_names_free(char **v, size_t n);
+
+/* cp src dst: the bytes of src into dst, created with mode ((mode_t)-1:
+ * src's) or truncated. 0, or -1 with errno (a read error included). */
+int file_copy(const char *src, const char *dst, mode_t mode);
+/* mv src dst: a rename, or across file systems a copy (same mode) and then
+ * the unlink of src, only once the copy is whole. 0, or -1 with errno. */
+int file_move(const char *src, const char *dst);
 
 /* rm -r of dir (symbolic links removed, not followed); errors ignored. */
 void file_remove_tree(const char *dir);

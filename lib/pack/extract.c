@@ -198,9 +198,8 @@ static int finish_dirs(struct extract *x)
 int pack_extract(struct pack *p, const char *dir, int force, pack_progress_fn progress, void *arg)
 {
 	struct extract x = { .p = p, .dir = dir, .force = force };
-	struct stat st;
-	if (mkdir(dir, 0755) != 0 && (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-		msg_err("%s: cannot make directory: %s", dir, strerror(errno == EEXIST ? ENOTDIR : errno));
+	if (file_mkdirs(dir, 0) != 0) {
+		msg_err("%s: cannot make directory: %s", dir, strerror(errno));
 		return -1;
 	}
 	uint64_t done = 0, total = 0;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/msg.h"
 #include "base/json.h"
 
@@ -50,7 +51,7 @@ static int has_rank(const char *path, void *arg)
 /* Rewrites ovni.loom of the stream (arg: the new name), atomically. */
 static int set_loom(const char *path, void *arg)
 {
-	char err[256], tmp[PATH_MAX + 8];
+	char err[256];
 	struct json *m = json_parse_file(path, err, sizeof(err));
 	if (!m) {
 		msg_err("%s", err);
@@ -59,18 +60,11 @@ static int set_loom(const char *path, void *arg)
 	size_t len = 0;
 	char *text = json_dotset(m, "ovni.loom", json_new_string(arg)) == 0 ? json_write_pretty(m, &len) : NULL;
 	json_free(m);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = text ? fopen(tmp, "w") : NULL;
-	int ok = f && fwrite(text, 1, len, f) == len;
-	if (f && fclose(f) != 0)
-		ok = 0;
+	int rc = text ? file_write_atomic(path, text, len, file_mode_default()) : -1;
+	if (rc != 0)
+		msg_err("%s: cannot rewrite: %s", path, text ? strerror(errno) : "out of memory");
 	free(text);
-	if (!ok || rename(tmp, path) != 0) {
-		msg_err("%s: cannot rewrite: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 int rankloom_split(const char *tracedir, const char *loom, char *dst, size_t n, unsigned *moved)
@@ -102,7 +96,7 @@ int rankloom_split(const char *tracedir, const char *loom, char *dst, size_t n, 
 	closedir(d);
 	if (nranked == 0 || nun == 0)
 		return 0;
-	if (mkdir(to, 0755) != 0 && errno != EEXIST) {
+	if (file_mkdirs(to, 0) != 0) {
 		msg_err("%s: %s", to, strerror(errno));
 		return -1;
 	}

@@ -14,6 +14,7 @@
 #include "base/json.h"
 #include "trace/stream.h"
 #include "trace/trace.h"
+#include "trace/versions.h"
 
 /* What the scan of a stream found. */
 struct scan {
@@ -30,40 +31,21 @@ struct scan {
 static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 {
 	memset(s, 0, sizeof(*s));
-	uint64_t off = STREAM_HEADER_SIZE;
-	while (off + EV_HEADER_SIZE <= size) {
-		const uint8_t *e = p + off;
-		uint64_t clock, n;
-		if ((e[0] & EV_FLAG_RESERVED) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
-			break;
-		memcpy(&clock, e + 4, 8);
-		if (clock < s->last_clock && !s->unordered)
-			break;
-		if (e[0] & EV_FLAG_JUMBO) {
-			uint32_t j;
-			if (off + EV_JUMBO_HEADER_SIZE > size)
-				break;
-			memcpy(&j, e + 12, 4);
-			n = EV_JUMBO_HEADER_SIZE + (uint64_t)j;
-		} else {
-			n = EV_HEADER_SIZE + EV_PAYLOAD_SIZE(e[0]);
-		}
-		if (off + n > size)
-			break;
+	struct ev_walk w;
+	ev_walk_init(&w, p, size);
+	const uint8_t *e;
+	while ((e = ev_walk_next(&w))) {
 		s->events++;
-		if (clock > s->last_clock)
-			s->last_clock = clock;
-		if (e[1] == 'O' && e[2] == 'U')
-			s->unordered = e[3] == '[';
-		else if (e[1] == 'O' && e[2] == 'H')
+		if (e[1] == 'O' && e[2] == 'H')
 			s->thread = (char)e[3];
 		else if (e[1] == 'K' && e[2] == 'C')
 			s->kernel_out = e[3] == 'O';
 		if (e[1] == 'K' && e[2] == 'C' && e[3] == 'O')
-			s->last_kco = clock;
-		off += n;
+			s->last_kco = ev_clock(e);
 	}
-	s->end = off;
+	s->end = w.off;
+	s->last_clock = w.last_clock;
+	s->unordered = w.unordered;
 }
 
 /* Events that close the thread at its last clock, in emulator order. */
@@ -116,15 +98,16 @@ static int set(struct json *m, const char *key, struct json *v)
  * emulator requires. */
 static int fix_meta(const char *dir, const struct salvage_info *in)
 {
-	char path[4200], tmp[4200], err[256];
+	char path[4200], err[256];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
-	snprintf(tmp, sizeof(tmp), "%s/.stream.json.tmp", dir);
 	struct json *m = json_parse_file(path, err, sizeof(err));
 	if (!m || m->type != JSON_OBJECT) {
 		json_free(m);
 		m = json_new(JSON_OBJECT);
-		if (!m)
-			die("out of memory");
+		if (!m) {
+			msg_err("%s: out of memory", path);
+			return -1;
+		}
 	}
 	int bad = 0;
 	if (!json_get(m, "version"))
@@ -139,7 +122,7 @@ static int fix_meta(const char *dir, const struct salvage_info *in)
 	bad |= set(m, "ovni.loom", json_new_string(in->loom));
 	bad |= set(m, "ovni.app_id", json_new_number(in->app_id));
 	if (!json_dotget(m, "ovni.require.ovni"))
-		bad |= set(m, "ovni.require.ovni", json_new_string("1.1.0"));
+		bad |= set(m, "ovni.require.ovni", json_new_string(MODEL_OVNI_VERSION));
 	if (in->has_rank && !json_dotget(m, "ovni.rank")) {
 		bad |= set(m, "ovni.rank", json_new_number(in->rank));
 		bad |= set(m, "ovni.nranks", json_new_number(in->nranks));
@@ -158,19 +141,15 @@ static int fix_meta(const char *dir, const struct salvage_info *in)
 	size_t len;
 	char *text = bad ? NULL : json_write_pretty(m, &len);
 	json_free(m);
-	if (!text)
-		die("out of memory");
-	FILE *f = fopen(tmp, "w");
-	int ok = f && fwrite(text, 1, len, f) == len;
-	if (f && fclose(f) != 0)
-		ok = 0;
-	free(text);
-	if (!ok || rename(tmp, path) != 0) {
-		msg_err("%s: cannot write: %s", path, strerror(errno));
-		unlink(tmp);
+	if (!text) {
+		msg_err("%s: out of memory", path);
 		return -1;
 	}
-	return 0;
+	int rc = file_write_atomic(path, text, len, file_mode_default());
+	if (rc != 0)
+		msg_err("%s: cannot write: %s", path, strerror(errno));
+	free(text);
+	return rc;
 }
 
 static int is_finished(const char *dir)
@@ -274,41 +253,22 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 	return rc;
 }
 
-static int copy_file(const char *src, const char *dst)
-{
-	FILE *in = fopen(src, "rb");
-	if (!in)
-		return -1;
-	FILE *out = fopen(dst, "wb");
-	int rc = out ? 0 : -1;
-	char buf[65536];
-	size_t r;
-	while (rc == 0 && (r = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (fwrite(buf, 1, r, out) != r)
-			rc = -1;
-	if (ferror(in))
-		rc = -1;
-	fclose(in);
-	if (out && fclose(out) != 0)
-		rc = -1;
-	return rc;
-}
-
 /* The file at dst: the same inode when possible (the reader never writes
  * it), else a copy. */
 static int link_or_copy(const char *src, const char *dst, int must_copy)
 {
 	if (!must_copy && link(src, dst) == 0)
 		return 0;
-	if (copy_file(src, dst) != 0) {
+	if (file_copy(src, dst, 0644) != 0) {
 		msg_err("cannot copy %s to %s: %s", src, dst, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-/* The CPUs of a loom, from any stream of it that lists them. */
-static void loom_cpus(const struct trace *t, const char *loom, int32_t **phyid, size_t *n)
+/* The CPUs of a loom, from any stream of it that lists them. -1 (reported)
+ * when out of memory. */
+static int loom_cpus(const struct trace *t, const char *loom, int32_t **phyid, size_t *n)
 {
 	*phyid = NULL;
 	*n = 0;
@@ -317,14 +277,17 @@ static void loom_cpus(const struct trace *t, const char *loom, int32_t **phyid, 
 		if (!m->has_cpus || !m->ncpus || !m->loom || strcmp(m->loom, loom) != 0)
 			continue;
 		*phyid = calloc(m->ncpus, sizeof(**phyid));
-		if (!*phyid)
-			die("out of memory");
+		if (!*phyid) {
+			msg_err("out of memory");
+			return -1;
+		}
 		for (size_t k = 0; k < m->ncpus; k++)
 			if (m->cpus[k].index >= 0 && (size_t)m->cpus[k].index < m->ncpus)
 				(*phyid)[m->cpus[k].index] = (int32_t)m->cpus[k].phyid;
 		*n = m->ncpus;
-		return;
+		return 0;
 	}
+	return 0;
 }
 
 static int salvage_one(const struct trace *t, const struct trace_stream *s, const char *dir, int *dropped)
@@ -334,7 +297,9 @@ static int salvage_one(const struct trace *t, const struct trace_stream *s, cons
 				   m->has_app_id ? (int)m->app_id : 1, m->has_rank, (int)m->rank, (int)m->nranks,
 				   NULL, 0 };
 	int32_t *phyid;
-	loom_cpus(t, in.loom, &phyid, &in.ncpus);
+	*dropped = 0;
+	if (loom_cpus(t, in.loom, &phyid, &in.ncpus) != 0)
+		return -1;
 	in.phyid = phyid;
 	struct salvage_result r;
 	int rc = salvage_stream(dir, &in, &r);

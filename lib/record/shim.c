@@ -106,7 +106,7 @@ static int same_content(int dirfd, const char *name, const unsigned char *data, 
 /* Writes name in dirfd atomically (a unique file beside it, renamed over). */
 static int put_file(int dirfd, const char *name, const char *shown, const unsigned char *data, size_t n, mode_t mode)
 {
-	if (file_write_atomic_at(dirfd, name, data, n, mode) == 0)
+	if (file_write_atomic_at(dirfd, name, data, n, mode, 1) == 0)
 		return 0;
 	msg_err("cannot write %s: %s", shown, strerror(errno));
 	return -1;
@@ -139,7 +139,7 @@ int shim_install(const struct shim_blob *b, char *dir, size_t n)
 
 int shim_write_lib(const struct shim_blob *b, const char *dir)
 {
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+	if (file_mkdirs(dir, 0) != 0) {
 		msg_err("cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}

@@ -8,6 +8,7 @@
  * then requires the kernel model. Where perf_event is forbidden, one notice
  * per run and recording goes on without. */
 #include "rt/kernel.h"
+#include "trace/versions.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -163,7 +164,7 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 		collector_start();
 	}
 	atomic_fetch_add(&state->kernel_threads, 1);
-	ovni_thread_require("kernel", "1.0.0");
+	ovni_thread_require("kernel", MODEL_KERNEL_VERSION);
 	rt_meta_write_progress(t); /* on disk now: a killed thread is salvaged from it */
 }
 

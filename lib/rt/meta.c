@@ -84,20 +84,11 @@ void rt_meta_changed(struct rt_thread *t)
 /* Written beside and renamed over: a crash never leaves half a file. */
 static void write_text(struct rt_thread *t, const char *s, size_t len)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.stream.json.tmp", t->dir) >= sizeof(tmp) ||
-	    (size_t)snprintf(dst, sizeof(dst), "%s/stream.json", t->dir) >= sizeof(dst))
+	char dst[PATH_MAX];
+	if ((size_t)snprintf(dst, sizeof(dst), "%s/stream.json", t->dir) >= sizeof(dst))
 		rt_die("rt_meta_write", "path too long: %s", t->dir);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rt_warn("ERROR: cannot write %s: %s\n", tmp, strerror(errno));
-		return;
-	}
-	if (file_write_all(fd, s, len) != 0)
-		rt_warn("ERROR: cannot write %s\n", tmp);
-	close(fd);
-	if (rename(tmp, dst) != 0)
-		rt_warn("ERROR: cannot rename %s: %s\n", tmp, strerror(errno));
+	if (file_write_atomic_at(AT_FDCWD, dst, s, len, 0644, 0) != 0)
+		rt_warn("ERROR: cannot write %s: %s\n", dst, strerror(errno));
 }
 
 /* With rank and CPUs already: a later write (a mark declared, attributes

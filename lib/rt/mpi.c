@@ -6,6 +6,7 @@
  * either through unchanged. After MPI_Init the rank and size come from
  * MPI_COMM_WORLD when the launcher's environment did not give them. */
 #include "rt/instr.h"
+#include "trace/versions.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -21,7 +22,7 @@ typedef void *mpi_ptr; /* MPI_Status *, MPI_Request * (arrays too) */
 
 static void declare(struct rt_thread *t)
 {
-	rt_instr_meta_set(t, "ovni.require.mpi", "1.0.0");
+	rt_instr_meta_set(t, "ovni.require.mpi", MODEL_MPI_VERSION);
 	rt_meta_changed(t);
 }
 

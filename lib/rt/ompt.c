@@ -11,6 +11,7 @@
  * of its stack, and ending an entry below the top closes the entries above
  * it first and opens them again afterwards. */
 #include "rt/instr.h"
+#include "trace/versions.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -103,7 +104,7 @@ static __thread struct shadow sh;
 static void declare(struct rt_thread *t)
 {
 	memset(&sh, 0, sizeof(sh)); /* a new stream starts with empty stacks */
-	rt_instr_meta_set(t, "ovni.require.openmp", "1.2.1");
+	rt_instr_meta_set(t, "ovni.require.openmp", MODEL_OPENMP_VERSION);
 	rt_meta_changed(t);
 }
 

@@ -4,6 +4,7 @@
  * events. The bytes after the last event are zero: a reader of a cut stream
  * stops there. */
 #include "rt/rt.h"
+#include "base/event.h"
 #include "base/file.h"
 
 #include <errno.h>
@@ -79,32 +80,11 @@ static uint64_t events_end(int fd, uint64_t size)
 	const uint8_t *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return size;
-	uint64_t off = 8, last = 0;
-	int unordered = 0; /* inside OU[ ... OU] (record --kernel) clocks may go back */
-	while (off + 12 <= size) {
-		const uint8_t *e = p + off;
-		uint64_t clock, n;
-		if ((e[0] & 0xe0) || e[1] < 0x21 || e[1] > 0x7e || e[2] < 0x21 || e[2] > 0x7e)
-			break;
-		memcpy(&clock, e + 4, 8);
-		if (clock < last && !unordered)
-			break;
-		if (e[1] == 'O' && e[2] == 'U')
-			unordered = e[3] == '[';
-		if (e[0] & 0x10) {
-			uint32_t j;
-			if (off + 16 > size)
-				break;
-			memcpy(&j, e + 12, 4);
-			n = 16 + (uint64_t)j;
-		} else {
-			n = 12 + (e[0] ? (uint64_t)e[0] + 1 : 0);
-		}
-		if (off + n > size)
-			break;
-		last = clock > last ? clock : last;
-		off += n;
-	}
+	struct ev_walk w;
+	ev_walk_init(&w, p, size);
+	while (ev_walk_next(&w))
+		;
+	uint64_t off = w.off;
 	munmap((void *)p, size);
 	return off < size ? off : size;
 }
@@ -172,33 +152,6 @@ void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const v
 }
 
 /* Copies src to dst with read/write only (signal handlers use it). */
-static int copy_file(const char *src, const char *dst)
-{
-	int in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -1;
-	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
-		close(in);
-		return -1;
-	}
-	char buf[16384];
-	ssize_t r;
-	int rc = 0;
-	while ((r = read(in, buf, sizeof(buf))) > 0) {
-		if (file_write_all(out, buf, (size_t)r) != 0) {
-			rc = -1;
-			break;
-		}
-	}
-	if (r < 0)
-		rc = -1;
-	close(in);
-	if (close(out) != 0)
-		rc = -1;
-	return rc;
-}
-
 /* OVNI_TMPDIR: the finished stream moves to its final directory. */
 static void move_stream(const char *from, const char *to)
 {
@@ -207,12 +160,8 @@ static void move_stream(const char *from, const char *to)
 		char src[PATH_MAX], dst[PATH_MAX];
 		path_in(src, from, names[i]);
 		path_in(dst, to, names[i]);
-		if (rename(src, dst) == 0)
-			continue;
-		if (errno != EXDEV || copy_file(src, dst) != 0)
+		if (file_move(src, dst) != 0)
 			rt_warn("cannot move %s to %s\n", src, dst);
-		else
-			unlink(src);
 	}
 }
 
