@@ -368,9 +368,9 @@ static int cmp_stream(const void *a, const void *b)
  * directory dir, as the shim noted in its metadata. */
 static uint64_t kernel_lost(const char *dir)
 {
-	char path[PATH_MAX + 1200], err[256];
+	char path[PATH_MAX + 1200];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
-	struct json *m = json_parse_file(path, err, sizeof(err));
+	struct json *m = json_parse_file(path);
 	long long n = 0;
 	if (json_int(json_dotget(m, "record.kernel_lost"), &n) != 0 || n < 0)
 		n = 0;

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L /* the shim may build this file without our flags */
 #endif
 #include "base/json.h"
+#include "base/fail.h"
 #include "base/file.h"
 
 #include <errno.h>
@@ -62,8 +63,6 @@ struct parser {
 	const char *line_start;
 	int line;
 	int depth;
-	char *err;
-	size_t errlen;
 	int failed;
 	struct arena ar;
 	struct slot *stack; /* members of the open objects and arrays (in the arena) */
@@ -126,12 +125,9 @@ static void vfail(struct parser *ps, int line, int col, const char *fmt, va_list
 	if (ps->failed)
 		return;
 	ps->failed = 1;
-	if (!ps->err || ps->errlen == 0)
-		return;
-	int n = snprintf(ps->err, ps->errlen, "line %d, column %d: ", line, col);
-	if (n < 0 || (size_t)n >= ps->errlen)
-		return;
-	vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+	char what[512];
+	vsnprintf(what, sizeof(what), fmt, ap);
+	failf("line %d, column %d: %s", line, col, what);
 }
 
 /* Records the first error, at the character at on the current line. */
@@ -816,14 +812,12 @@ static struct json *parse_value(struct parser *ps)
 	return parse_word(ps);
 }
 
-struct json *json_parse(const char *text, size_t len, char *err, size_t errlen)
+struct json *json_parse(const char *text, size_t len)
 {
+	fail_clear(); /* a new document: any earlier reason was someone else's */
 	struct parser ps = {
 		.p = text, .end = text + len, .line_start = text, .line = 1,
-		.err = err, .errlen = errlen,
 	};
-	if (err && errlen)
-		err[0] = '\0';
 	/* the root goes first in the first chunk, so that json_free finds the arena */
 	struct json *root = NULL;
 	struct chunk *first = new_chunk(&ps.ar, 2 * len + 512);
@@ -844,27 +838,24 @@ struct json *json_parse(const char *text, size_t len, char *err, size_t errlen)
 	return root;
 }
 
-struct json *json_parse_file(const char *path, char *err, size_t errlen)
+struct json *json_parse_file(const char *path)
 {
-	char dummy[1];
-	if (!err || errlen == 0) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	err[0] = '\0';
+	fail_clear();
 	char *text = NULL;
 	size_t cap = 0, len;
 	int r = file_read_all(path, &text, &cap, &len);
 	if (r != 0) {
-		snprintf(err, errlen, "%s: cannot %s: %s", path, r == FILE_CANNOT_OPEN ? "open" : "read", strerror(errno));
+		failf("%s: cannot %s: %s", path, r == FILE_CANNOT_OPEN ? "open" : "read", strerror(errno));
 		free(text);
 		return NULL;
 	}
-	char perr[256];
-	struct json *v = json_parse(text, len, perr, sizeof(perr));
+	struct json *v = json_parse(text, len);
 	free(text);
-	if (!v)
-		snprintf(err, errlen, "%s: %s", path, perr);
+	if (!v) {
+		char why[1024];
+		snprintf(why, sizeof(why), "%s", fail_take());
+		failf("%s: %s", path, why);
+	}
 	return v;
 }
 

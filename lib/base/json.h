@@ -22,13 +22,13 @@ struct json {
 	} u;
 };
 
-/* NULL on error, with "line L, column C: what" in err. Comments (// and
+/* NULL on error, after failf("line L, column C: what"). Comments (// and
  * block) are accepted as whitespace. A parsed document keeps all its parts
  * in a few big blocks: read the fields freely, but change it only through
  * json_set, json_dotset and json_append. */
-struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
-/* As json_parse on a file; err then starts with the path. */
-struct json *json_parse_file(const char *path, char *err, size_t errlen);
+struct json *json_parse(const char *text, size_t len);
+/* As json_parse on a file; the reason then starts with the path. */
+struct json *json_parse_file(const char *path);
 /* Frees v and what it holds. A value detached from a parsed document (by
  * json_set replacing it) keeps its memory until the document is freed. */
 void json_free(struct json *v);

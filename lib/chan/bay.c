@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 
 int bay_init(struct bay *b)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "chan/bay.h"
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/fmt.h"
 
 const char *value_str(struct value v, char *buf)

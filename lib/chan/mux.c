@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 
 int mux_select_index(struct mux *m, struct value sel, struct mux_input **out)
 {

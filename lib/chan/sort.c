@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 
 /* First position holding a value >= v (a scan when short: one row per CPU). */
 static size_t lower_bound(const int64_t *a, size_t n, int64_t v)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "chan/bay.h"
-#include "chan/fail.h"
+#include "base/fail.h"
 
 const char *track_suffix(int mode)
 {

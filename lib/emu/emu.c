@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "trace/clkoff.h"
 #include "trace/events.h"
 #include "emu/presort.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "chan/bay.h"
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/msg.h"
 #include "paraver/prv.h"
 

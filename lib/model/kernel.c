@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "emu/emu.h"
 #include "emu/mchan.h"
 #include "base/msg.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "emu/emu.h"
 #include "emu/mchan.h"
 #include "emu/sched.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "emu/sched.h"
 #include "base/msg.h"
 #include "paraver/prv.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/msg.h"
 #include "base/out.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/msg.h"
 
 struct prv_sink {

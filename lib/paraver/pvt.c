@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/msg.h"
 #include "paraver/row.h"
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fail.h"
 #include "base/file.h"
 #include "base/msg.h"
 #include "base/json.h"
@@ -39,8 +40,7 @@ static int each_thread(const char *proc, int (*fn)(const char *, void *), void *
 /* Sets *(int *)arg when the stream names a rank; 1 stops the walk. */
 static int has_rank(const char *path, void *arg)
 {
-	char err[256];
-	struct json *m = json_parse_file(path, err, sizeof(err));
+	struct json *m = json_parse_file(path);
 	int found = m && json_dotget(m, "ovni.rank") != NULL;
 	json_free(m);
 	if (found)
@@ -51,10 +51,9 @@ static int has_rank(const char *path, void *arg)
 /* Rewrites ovni.loom of the stream (arg: the new name), atomically. */
 static int set_loom(const char *path, void *arg)
 {
-	char err[256];
-	struct json *m = json_parse_file(path, err, sizeof(err));
+	struct json *m = json_parse_file(path);
 	if (!m) {
-		msg_err("%s", err);
+		msg_err("%s", fail_take());
 		return -1;
 	}
 	size_t len = 0;

@@ -98,9 +98,9 @@ static int set(struct json *m, const char *key, struct json *v)
  * emulator requires. */
 static int fix_meta(const char *dir, const struct salvage_info *in)
 {
-	char path[4200], err[256];
+	char path[4200];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
-	struct json *m = json_parse_file(path, err, sizeof(err));
+	struct json *m = json_parse_file(path);
 	if (!m || m->type != JSON_OBJECT) {
 		json_free(m);
 		m = json_new(JSON_OBJECT);
@@ -154,9 +154,9 @@ static int fix_meta(const char *dir, const struct salvage_info *in)
 
 static int is_finished(const char *dir)
 {
-	char path[4200], err[256];
+	char path[4200];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
-	struct json *m = json_parse_file(path, err, sizeof(err));
+	struct json *m = json_parse_file(path);
 	long long fin = 0;
 	int r = m && json_int(json_dotget(m, "ovni.finished"), &fin) == 0 && fin == 1;
 	json_free(m);

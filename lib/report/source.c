@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/msg.h"
 #include "model/task.h"
 #include "paraver/cfg.h"

@@ -3,6 +3,7 @@
  * file mapping (ovni_flush and ovni_thread_free lose nothing), stream.obs is
  * truncated when a thread starts, and stream.json is replaced atomically. */
 #include "rt/kernel.h"
+#include "base/fail.h"
 #include "rt/rt.h"
 
 #include <errno.h>
@@ -199,10 +200,10 @@ static void require(struct rt_thread *t, const char *model, const char *version)
  * stream goes on as one thread. */
 static int resume_meta(struct rt_thread *t)
 {
-	char path[PATH_MAX], err[256];
+	char path[PATH_MAX];
 	if ((size_t)snprintf(path, sizeof(path), "%s/stream.json", t->dir) >= sizeof(path))
 		return -1;
-	struct json *m = json_parse_file(path, err, sizeof(err));
+	struct json *m = json_parse_file(path);
 	if (!m || m->type != JSON_OBJECT) {
 		json_free(m);
 		return -1;
@@ -500,12 +501,11 @@ RT_API void ovni_attr_set_str(const char *key, const char *value)
 
 RT_API void ovni_attr_set_json(const char *key, const char *json)
 {
-	char err[256];
 	if (!json)
 		rt_die("ovni_attr_set_json", "json is NULL");
-	struct json *v = json_parse(json, strlen(json), err, sizeof(err));
+	struct json *v = json_parse(json, strlen(json));
 	if (!v)
-		rt_die("ovni_attr_set_json", "cannot parse json: %s", err);
+		rt_die("ovni_attr_set_json", "cannot parse json: %s", fail_take());
 	/* A parsed document is an arena: attach a heap copy. */
 	struct json *c = json_copy(v);
 	json_free(v);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fail.h"
 #include "base/fmt.h"
 
 enum piece_kind { PIECE_TEXT, PIECE_ARG, PIECE_FMT };
@@ -40,18 +41,6 @@ static int is_signed_type(enum evarg_type t)
 	return t >= EVARG_I8 && t <= EVARG_I64;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static const char *skip_spaces(const char *p)
 {
 	while (*p == ' ')
@@ -68,7 +57,7 @@ static int find_arg(const struct evspec *s, const char *name, size_t n)
 }
 
 /* One "type name" at *pp; on success *pp points past the name. */
-static int parse_arg(struct evspec *s, const char **pp, char *err, size_t errlen)
+static int parse_arg(struct evspec *s, const char **pp)
 {
 	const char *p = *pp;
 	int idx = s->nargs + 1;
@@ -76,30 +65,30 @@ static int parse_arg(struct evspec *s, const char **pp, char *err, size_t errlen
 	while (isalnum((unsigned char)p[n]))
 		n++;
 	if (n == 0)
-		return fail(err, errlen, "argument %d: missing type", idx);
+		return failf("argument %d: missing type", idx);
 	size_t t;
 	for (t = 0; t < sizeof(types) / sizeof(types[0]); t++)
 		if (strlen(types[t].name) == n && memcmp(types[t].name, p, n) == 0)
 			break;
 	if (t == sizeof(types) / sizeof(types[0]))
-		return fail(err, errlen, "argument %d: unknown type '%.*s'", idx, (int)n, p);
+		return failf("argument %d: unknown type '%.*s'", idx, (int)n, p);
 	p += n;
 	if (*p != ' ')
-		return fail(err, errlen, "argument %d: expected a space after the type", idx);
+		return failf("argument %d: expected a space after the type", idx);
 	p = skip_spaces(p);
 	n = 0;
 	while (isgraph((unsigned char)p[n]) && p[n] != ',' && p[n] != ')')
 		n++;
 	if (n == 0)
-		return fail(err, errlen, "argument %d: missing name", idx);
+		return failf("argument %d: missing name", idx);
 	if (n > EVSPEC_MAX_NAME)
-		return fail(err, errlen, "argument %d: name longer than %d characters", idx, EVSPEC_MAX_NAME);
+		return failf("argument %d: name longer than %d characters", idx, EVSPEC_MAX_NAME);
 	if (find_arg(s, p, n) >= 0)
-		return fail(err, errlen, "argument %d: name '%.*s' used twice", idx, (int)n, p);
+		return failf("argument %d: name '%.*s' used twice", idx, (int)n, p);
 	if (s->nargs == EVSPEC_MAX_ARGS)
-		return fail(err, errlen, "more than %d arguments", EVSPEC_MAX_ARGS);
+		return failf("more than %d arguments", EVSPEC_MAX_ARGS);
 	if (s->str_arg >= 0)
-		return fail(err, errlen, "argument %d: a str argument must be the last one", idx);
+		return failf("argument %d: a str argument must be the last one", idx);
 	struct evarg *a = &s->args[s->nargs];
 	a->type = types[t].type;
 	memcpy(a->name, p, n);
@@ -112,32 +101,32 @@ static int parse_arg(struct evspec *s, const char **pp, char *err, size_t errlen
 }
 
 /* "(arg, arg, ...)" at p, which points at the '('. */
-static int parse_args(struct evspec *s, const char *p, char *err, size_t errlen)
+static int parse_args(struct evspec *s, const char *p)
 {
 	p = skip_spaces(p + 1);
 	if (*p == ')')
-		return fail(err, errlen, "empty arguments \"()\"");
+		return failf("empty arguments \"()\"");
 	for (;;) {
-		if (parse_arg(s, &p, err, errlen) < 0)
+		if (parse_arg(s, &p) < 0)
 			return -1;
 		p = skip_spaces(p);
 		if (*p == ')')
 			break;
 		if (*p != ',')
-			return *p ? fail(err, errlen, "expected ',' or ')' after argument %d, found '%c'", s->nargs, *p)
-				  : fail(err, errlen, "missing ')'");
+			return *p ? failf("expected ',' or ')' after argument %d, found '%c'", s->nargs, *p)
+				  : failf("missing ')'");
 		p = skip_spaces(p + 1);
 	}
 	if (p[1] != '\0')
-		return fail(err, errlen, "unexpected text after ')'");
+		return failf("unexpected text after ')'");
 	return 0;
 }
 
-static int parse_sig(struct evspec *s, const char *sig, char *err, size_t errlen)
+static int parse_sig(struct evspec *s, const char *sig)
 {
 	for (int i = 0; i < 3; i++) {
 		if (!isgraph((unsigned char)sig[i]))
-			return fail(err, errlen, "the MCV must be three visible characters");
+			return failf("the MCV must be three visible characters");
 		s->mcv[i] = (uint8_t)sig[i];
 	}
 	const char *p = sig + 3;
@@ -147,12 +136,12 @@ static int parse_sig(struct evspec *s, const char *sig, char *err, size_t errlen
 	}
 	if (*p == '\0') {
 		if (s->jumbo)
-			return fail(err, errlen, "a jumbo event needs arguments");
+			return failf("a jumbo event needs arguments");
 		return 0;
 	}
 	if (*p != '(')
-		return fail(err, errlen, "expected '(' after the MCV, found '%c'", *p);
-	if (parse_args(s, p, err, errlen) < 0)
+		return failf("expected '(' after the MCV, found '%c'", *p);
+	if (parse_args(s, p) < 0)
 		return -1;
 	uint32_t off = s->jumbo ? 4 : 0;
 	for (int i = 0; i < s->nargs; i++) {
@@ -160,7 +149,7 @@ static int parse_sig(struct evspec *s, const char *sig, char *err, size_t errlen
 		off += types[s->args[i].type].size;
 	}
 	if (!s->jumbo && off > EV_MAX_PAYLOAD)
-		return fail(err, errlen, "the arguments take %u bytes, more than the %d of a normal event", off, EV_MAX_PAYLOAD);
+		return failf("the arguments take %u bytes, more than the %d of a normal event", off, EV_MAX_PAYLOAD);
 	s->payload_min = off + (s->str_arg >= 0 ? 1 : 0);
 	return 0;
 }
@@ -283,18 +272,18 @@ static void add_literal(struct evspec *s, char **buf, char c)
 	pc->len++;
 }
 
-static int compile_desc(struct evspec *s, const char *desc, char *err, size_t errlen)
+static int compile_desc(struct evspec *s, const char *desc)
 {
 	size_t npct = 0, len = strlen(desc);
 	if (len > 65535)
-		return fail(err, errlen, "description longer than 65535 bytes");
+		return failf("description longer than 65535 bytes");
 	for (const char *p = desc; *p; p++)
 		npct += *p == '%';
 	size_t maxpieces = 2 * npct + 1;
 	/* Each %FMT{name} becomes a format no longer than its source text. */
 	s->pieces = malloc(maxpieces * sizeof(struct evspec_piece) + len + 4 * npct + 1);
 	if (!s->pieces)
-		return fail(err, errlen, "out of memory");
+		return failf("out of memory");
 	char *buf = (char *)(s->pieces + maxpieces);
 	s->npieces = 0;
 	for (const char *p = desc; *p;) {
@@ -309,23 +298,23 @@ static int compile_desc(struct evspec *s, const char *desc, char *err, size_t er
 			continue;
 		}
 		if (p[1] == '\0')
-			return fail(err, errlen, "description byte %zu: '%%' at the end", at);
+			return failf("description byte %zu: '%%' at the end", at);
 		const char *f = p + 1, *lb = strchr(f, '{');
 		if (!lb)
-			return fail(err, errlen, "description byte %zu: '%%' without '{name}' (write %%%% for a '%%')", at);
+			return failf("description byte %zu: '%%' without '{name}' (write %%%% for a '%%')", at);
 		if (lb - f > 63)
-			return fail(err, errlen, "description byte %zu: conversion longer than 63 characters", at);
+			return failf("description byte %zu: conversion longer than 63 characters", at);
 		const char *name = lb + 1, *q = name;
 		while (isalnum((unsigned char)*q))
 			q++;
 		if (*q != '}')
-			return fail(err, errlen, *q ? "description byte %zu: argument names are letters and digits only"
+			return failf(*q ? "description byte %zu: argument names are letters and digits only"
 						   : "description byte %zu: missing '}'", (size_t)(q - desc));
 		if (q == name)
-			return fail(err, errlen, "description byte %zu: empty argument name", at);
+			return failf("description byte %zu: empty argument name", at);
 		int ai = find_arg(s, name, (size_t)(q - name));
 		if (ai < 0)
-			return fail(err, errlen, "description byte %zu: no argument named '%.*s'", at, (int)(q - name), name);
+			return failf("description byte %zu: no argument named '%.*s'", at, (int)(q - name), name);
 		struct evspec_piece *pc = &s->pieces[s->npieces++];
 		memset(pc, 0, sizeof(*pc));
 		pc->arg = (uint8_t)ai;
@@ -336,7 +325,7 @@ static int compile_desc(struct evspec *s, const char *desc, char *err, size_t er
 			pc->kind = PIECE_FMT;
 			pc->text = buf;
 			if (compile_fmt(f, (size_t)(lb - f), &s->args[ai], pc, buf, &why) < 0)
-				return fail(err, errlen, "description byte %zu: '%%%.*s' for %s argument '%s': %s", at,
+				return failf("description byte %zu: '%%%.*s' for %s argument '%s': %s", at,
 					    (int)(lb - f), f, evarg_type_name(s->args[ai].type), s->args[ai].name, why);
 			buf += strlen(buf) + 1;
 		}
@@ -345,17 +334,18 @@ static int compile_desc(struct evspec *s, const char *desc, char *err, size_t er
 	return 0;
 }
 
-int evspec_parse(struct evspec *s, const char *sig, const char *desc, char *err, size_t errlen)
+int evspec_parse(struct evspec *s, const char *sig, const char *desc)
 {
+	fail_clear(); /* a new signature: any earlier reason was someone else's */
 	memset(s, 0, sizeof(*s));
 	s->sig = sig;
 	s->desc = desc;
 	s->str_arg = -1;
 	if (!sig)
-		return fail(err, errlen, "no signature");
-	if (parse_sig(s, sig, err, errlen) < 0)
+		return failf("no signature");
+	if (parse_sig(s, sig) < 0)
 		return -1;
-	if (desc && compile_desc(s, desc, err, errlen) < 0) {
+	if (desc && compile_desc(s, desc) < 0) {
 		evspec_free(s);
 		return -1;
 	}

@@ -37,8 +37,8 @@ struct evspec {
 /* Parses sig and compiles desc (NULL: no description). sig and desc must
  * outlive s. Besides runtime.md 6 it refuses what could never describe an
  * event: duplicate names, an argument after a str, more than 16 payload
- * bytes in a normal event. Returns 0 or -1 with a reason in err. */
-int evspec_parse(struct evspec *s, const char *sig, const char *desc, char *err, size_t errlen);
+ * bytes in a normal event. Returns 0, or -1 after failf. */
+int evspec_parse(struct evspec *s, const char *sig, const char *desc);
 void evspec_free(struct evspec *s);
 
 /* Name of an argument type as written in signatures ("u32", "str"). */

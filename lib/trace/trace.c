@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fail.h"
 #include "base/file.h"
 #include "base/msg.h"
 #include "pack/pack.h"
@@ -119,9 +120,8 @@ static int is_file(const char *path)
 /* s->json and s->meta from the stream.json text read from path. */
 static int parse_meta(struct trace_stream *s, const char *path, const char *text, size_t len, unsigned flags)
 {
-	char err[512];
-	if (!(s->json = json_parse(text, len, err, sizeof(err)))) {
-		msg_err("%s: %s", path, err);
+	if (!(s->json = json_parse(text, len))) {
+		msg_err("%s: %s", path, fail_take());
 		return -1;
 	}
 	if (meta_load(&s->meta, s->json, path, flags) < 0)

@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fail.h"
 #include "trace/evspec.h"
 #include "t.h"
 
 static int parses(const char *sig, const char *desc)
 {
 	struct evspec s;
-	char err[256];
-	int r = evspec_parse(&s, sig, desc, err, sizeof(err));
+	int r = evspec_parse(&s, sig, desc);
 	if (r == 0)
 		evspec_free(&s);
 	return r == 0;
@@ -19,10 +19,9 @@ static int parses(const char *sig, const char *desc)
 static void accepts(const char *sig, const char *desc)
 {
 	struct evspec s;
-	char err[256] = "";
-	int r = evspec_parse(&s, sig, desc, err, sizeof(err));
+	int r = evspec_parse(&s, sig, desc);
 	if (!CHECK(r == 0, "accepts \"%s\" \"%s\"", sig, desc ? desc : "(null)"))
-		printf("#   %s\n", err);
+		printf("#   %s\n", fail_reason());
 	if (r == 0)
 		evspec_free(&s);
 }
@@ -31,10 +30,9 @@ static void accepts(const char *sig, const char *desc)
 static void rejects(const char *sig, const char *desc, const char *want)
 {
 	struct evspec s;
-	char err[256] = "";
-	int r = evspec_parse(&s, sig, desc, err, sizeof(err));
-	if (!CHECK(r < 0 && strstr(err, want), "rejects \"%s\" \"%s\" (%s)", sig, desc ? desc : "(null)", want))
-		printf("#   got %d: '%s'\n", r, err);
+	int r = evspec_parse(&s, sig, desc);
+	if (!CHECK(r < 0 && strstr(fail_reason(), want), "rejects \"%s\" \"%s\" (%s)", sig, desc ? desc : "(null)", want))
+		printf("#   got %d: '%s'\n", r, fail_reason());
 	if (r == 0)
 		evspec_free(&s);
 }
@@ -88,8 +86,7 @@ static void test_signatures(void)
 static void test_layout(void)
 {
 	struct evspec s;
-	char err[256];
-	CHECK(evspec_parse(&s, "OHx(i32 cpu, i32 tid, u64 tag)", NULL, err, sizeof(err)) == 0, "parse OHx");
+	CHECK(evspec_parse(&s, "OHx(i32 cpu, i32 tid, u64 tag)", NULL) == 0, "parse OHx");
 	CHECK(memcmp(s.mcv, "OHx", 3) == 0 && !s.jumbo && s.nargs == 3, "OHx: MCV, normal, 3 args");
 	CHECK(s.args[0].type == EVARG_I32 && s.args[1].type == EVARG_I32 && s.args[2].type == EVARG_U64, "OHx: types");
 	CHECK(s.args[0].offset == 0 && s.args[1].offset == 4 && s.args[2].offset == 8, "OHx: offsets 0 4 8");
@@ -97,29 +94,29 @@ static void test_layout(void)
 	CHECK_INT(s.payload_min, 16, "OHx: needs 16 bytes");
 	evspec_free(&s);
 
-	CHECK(evspec_parse(&s, "Xab(u8 a, u16 b, u32 c, u64 d)", NULL, err, sizeof(err)) == 0, "parse every unsigned size");
+	CHECK(evspec_parse(&s, "Xab(u8 a, u16 b, u32 c, u64 d)", NULL) == 0, "parse every unsigned size");
 	CHECK(s.args[0].offset == 0 && s.args[1].offset == 1 && s.args[2].offset == 3 && s.args[3].offset == 7,
 	      "offsets are cumulative sizes 0 1 3 7");
 	CHECK_INT(s.payload_min, 15, "u8+u16+u32+u64 need 15 bytes");
 	evspec_free(&s);
 
-	CHECK(evspec_parse(&s, "Xab(i8 a, i16 b, i32 c, i64 d)", NULL, err, sizeof(err)) == 0, "parse every signed size");
+	CHECK(evspec_parse(&s, "Xab(i8 a, i16 b, i32 c, i64 d)", NULL) == 0, "parse every signed size");
 	CHECK(s.args[0].type == EVARG_I8 && s.args[1].type == EVARG_I16 && s.args[2].type == EVARG_I32 &&
 	      s.args[3].type == EVARG_I64, "signed types");
 	CHECK(s.args[3].offset == 7, "i64 after i8+i16+i32 at 7");
 	evspec_free(&s);
 
-	CHECK(evspec_parse(&s, "VYc+(u32 typeid, str label)", NULL, err, sizeof(err)) == 0, "parse VYc+");
+	CHECK(evspec_parse(&s, "VYc+(u32 typeid, str label)", NULL) == 0, "parse VYc+");
 	CHECK(s.jumbo && s.nargs == 2, "VYc: jumbo with 2 args");
 	CHECK(s.args[0].offset == 4 && s.args[1].offset == 8, "jumbo offsets start at 4: 4 8");
 	CHECK(s.args[1].type == EVARG_STR && s.str_arg == 1, "VYc: label is the str");
 	CHECK_INT(s.payload_min, 9, "VYc: needs the length, typeid and a NUL");
 	evspec_free(&s);
 
-	CHECK(evspec_parse(&s, "VWC+(i64 value)", NULL, err, sizeof(err)) == 0 && s.args[0].offset == 4,
+	CHECK(evspec_parse(&s, "VWC+(i64 value)", NULL) == 0 && s.args[0].offset == 4,
 	      "jumbo i64 at offset 4");
 	evspec_free(&s);
-	CHECK(evspec_parse(&s, "OHp", NULL, err, sizeof(err)) == 0 && s.nargs == 0 && s.payload_min == 0 && s.str_arg == -1,
+	CHECK(evspec_parse(&s, "OHp", NULL) == 0 && s.nargs == 0 && s.payload_min == 0 && s.str_arg == -1,
 	      "no arguments: nothing needed");
 	evspec_free(&s);
 	CHECK_STR(evarg_type_name(EVARG_U16), "u16", "type name u16");
@@ -157,9 +154,8 @@ static uint32_t jumbo_payload(uint8_t *dst, const void *data, uint32_t n)
 static int describe(const char *sig, const char *desc, const struct ev *ev, char *out, size_t cap)
 {
 	struct evspec s;
-	char err[256];
-	if (evspec_parse(&s, sig, desc, err, sizeof(err)) < 0) {
-		snprintf(out, cap, "parse error: %s", err);
+	if (evspec_parse(&s, sig, desc) < 0) {
+		snprintf(out, cap, "parse error: %s", fail_reason());
 		return -2;
 	}
 	int r = evspec_describe(&s, ev, out, cap);
@@ -316,9 +312,9 @@ static void test_bad_descriptions(void)
 static void test_payload_checks(void)
 {
 	struct evspec s;
-	char err[256], out[256];
+	char out[256];
 	struct test_ev t;
-	CHECK(evspec_parse(&s, "OHx(i32 cpu, i32 tid, u64 tag)", "cpu %{cpu} tid %{tid} tag %{tag}", err, sizeof(err)) == 0,
+	CHECK(evspec_parse(&s, "OHx(i32 cpu, i32 tid, u64 tag)", "cpu %{cpu} tid %{tid} tag %{tag}") == 0,
 	      "parse OHx with a description");
 	struct { int32_t cpu, tid; uint64_t tag; } __attribute__((packed)) ohx = { 0, -1, 0 };
 	ev_make(&t, "OHx", 0, &ohx, 16);
@@ -335,7 +331,7 @@ static void test_payload_checks(void)
 	/* A longer payload than declared is fine. */
 	uint8_t longer[16] = { 1 };
 	struct evspec s2;
-	CHECK(evspec_parse(&s2, "OAs(i32 cpu)", "cpu %{cpu}", err, sizeof(err)) == 0, "parse OAs");
+	CHECK(evspec_parse(&s2, "OAs(i32 cpu)", "cpu %{cpu}") == 0, "parse OAs");
 	ev_make(&t, "OAs", 0, longer, 16);
 	CHECK(evspec_describe(&s2, &t.ev, out, sizeof(out)) == 5 && strcmp(out, "cpu 1") == 0, "payload longer than declared");
 	free(t.buf);
@@ -348,13 +344,13 @@ static void test_payload_checks(void)
 	evspec_free(&s);
 	evspec_free(&s2);
 	/* Without arguments there is no layout to get wrong. */
-	CHECK(evspec_parse(&s, "OB.", "burst", err, sizeof(err)) == 0, "parse OB.");
+	CHECK(evspec_parse(&s, "OB.", "burst") == 0, "parse OB.");
 	ev_make(&t, "OB.", 1, jp, jn);
 	CHECK_INT(evspec_describe(&s, &t.ev, out, sizeof(out)), 5, "a jumbo event for a signature without arguments");
 	free(t.buf);
 	evspec_free(&s);
 
-	CHECK(evspec_parse(&s, "VYc+(u32 typeid, str label)", "type %{typeid} \"%{label}\"", err, sizeof(err)) == 0,
+	CHECK(evspec_parse(&s, "VYc+(u32 typeid, str label)", "type %{typeid} \"%{label}\"") == 0,
 	      "parse VYc+");
 	uint8_t data[32];
 	uint32_t id = 4;
@@ -395,14 +391,14 @@ static void test_payload_checks(void)
 	evspec_free(&s);
 
 	/* Integers formatted near the end of the buffer. */
-	CHECK(evspec_parse(&s, "Xab(u64 v)", "%{v}", err, sizeof(err)) == 0, "parse u64");
+	CHECK(evspec_parse(&s, "Xab(u64 v)", "%{v}") == 0, "parse u64");
 	uint64_t max = UINT64_MAX;
 	ev_make(&t, "Xab", 0, &max, 8);
 	CHECK_INT(evspec_describe(&s, &t.ev, out, 21), 20, "20 digits in 21 bytes");
 	CHECK_STR(out, "18446744073709551615", "20 digits");
 	CHECK_INT(evspec_describe(&s, &t.ev, out, 20), -1, "20 digits do not fit in 20 bytes");
 	evspec_free(&s);
-	CHECK(evspec_parse(&s, "Xab(u64 v)", "%#llx{v}", err, sizeof(err)) == 0, "parse u64 hex");
+	CHECK(evspec_parse(&s, "Xab(u64 v)", "%#llx{v}") == 0, "parse u64 hex");
 	CHECK_INT(evspec_describe(&s, &t.ev, out, 19), 18, "0x and 16 digits in 19 bytes");
 	CHECK_INT(evspec_describe(&s, &t.ev, out, 18), -1, "explicit format one byte short");
 	free(t.buf);

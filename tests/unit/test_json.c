@@ -8,21 +8,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fail.h"
 #include "base/json.h"
 #include "t.h"
 
 static struct json *parse(const char *s)
 {
-	char err[256];
-	return json_parse(s, strlen(s), err, sizeof(err));
+	return json_parse(s, strlen(s));
 }
 
 static void check_error(const char *text, const char *want)
 {
-	char err[256];
-	struct json *v = json_parse(text, strlen(text), err, sizeof(err));
+	struct json *v = json_parse(text, strlen(text));
 	CHECK(v == NULL, "rejects %s", want);
-	CHECK_STR(err, want, "error message for %s", want);
+	CHECK_STR(fail_reason(), want, "error message for %s", want);
 	json_free(v);
 }
 
@@ -125,8 +124,7 @@ static void test_errors(void)
 	check_error("{\"a\": 1}\n\n  x", "line 3, column 3: trailing data after the JSON value");
 	check_error("\xef\xbb\xbf{}", "line 1, column 1: expected a value");
 	char nul[] = { '{', '}', '\0' };
-	char err[128];
-	struct json *v = json_parse(nul, sizeof(nul), err, sizeof(err));
+	struct json *v = json_parse(nul, sizeof(nul));
 	CHECK(v == NULL, "a NUL byte after the value is trailing data");
 	json_free(v);
 }
@@ -138,11 +136,10 @@ static void test_depth(void)
 	memset(deep, '[', n);
 	memset(deep + n, ']', n);
 	deep[2 * n] = '\0';
-	char err[256];
-	struct json *v = json_parse(deep, 2 * n, err, sizeof(err));
+	struct json *v = json_parse(deep, 2 * n);
 	CHECK(v == NULL, "100000 nested arrays rejected without crashing");
-	CHECK_STR(err, "line 1, column 513: nesting deeper than 512 levels", "depth error");
-	v = json_parse(deep + n - 512, 1024, err, sizeof(err));
+	CHECK_STR(fail_reason(), "line 1, column 513: nesting deeper than 512 levels", "depth error");
+	v = json_parse(deep + n - 512, 1024);
 	CHECK(v != NULL, "512 nested arrays accepted");
 	json_free(v);
 	free(deep);
@@ -247,16 +244,15 @@ static void test_edit_parsed(void)
 	for (int i = 0; i < 5000; i++)
 		n += (size_t)sprintf(big + n, "%s\"k%d\": %d", i ? ",\n" : "", i == 4000 ? 17 : i, i);
 	n += (size_t)sprintf(big + n, "}");
-	char err[256];
-	v = json_parse(big, n, err, sizeof(err));
+	v = json_parse(big, n);
 	CHECK(v == NULL, "5000 keys with one repeated rejected");
-	CHECK_STR(err, "line 4001, column 1: duplicate key \"k17\"", "at the repeated key");
+	CHECK_STR(fail_reason(), "line 4001, column 1: duplicate key \"k17\"", "at the repeated key");
 	big[n - 1] = '\0';
 	n = (size_t)sprintf(big, "{");
 	for (int i = 0; i < 5000; i++)
 		n += (size_t)sprintf(big + n, "%s\"k%d\": %d", i ? "," : "", i, i);
 	n += (size_t)sprintf(big + n, "}");
-	v = json_parse(big, n, err, sizeof(err));
+	v = json_parse(big, n);
 	CHECK(v && v->u.obj.n == 5000 && json_get(v, "k4999"), "5000 distinct keys accepted");
 	json_free(v);
 	free(big);
@@ -283,11 +279,10 @@ static void roundtrip(const char *path)
 {
 	size_t len, olen;
 	char *text = read_file(path, &len);
-	char err[512];
-	struct json *v = json_parse_file(path, err, sizeof(err));
+	struct json *v = json_parse_file(path);
 	nfiles++;
 	if (!v || !text) {
-		CHECK(0, "parse %s: %s", path, err);
+		CHECK(0, "parse %s: %s", path, fail_reason());
 		free(text);
 		return;
 	}
@@ -341,14 +336,13 @@ static void test_damage(void)
 		return;
 	}
 	int bad = 0, accepted = 0, runs = 0;
-	char err[256];
 	for (size_t n = 0; n < len; n++) {
-		struct json *v = json_parse(text, n, err, sizeof(err));
+		struct json *v = json_parse(text, n);
 		runs++;
 		if (v) {
 			accepted++;
 			json_free(v);
-		} else if (strncmp(err, "line ", 5) != 0) {
+		} else if (strncmp(fail_reason(), "line ", 5) != 0) {
 			bad++;
 		}
 	}
@@ -364,7 +358,7 @@ static void test_damage(void)
 			seed = seed * 1103515245 + 12345;
 			copy[at] = swaps[(seed >> 8) % (sizeof(swaps) - 1)];
 		}
-		struct json *v = json_parse(copy, len, err, sizeof(err));
+		struct json *v = json_parse(copy, len);
 		runs++;
 		if (v) {
 			char *out = json_write_compact(v, NULL);
@@ -372,7 +366,7 @@ static void test_damage(void)
 				bad++;
 			free(out);
 			json_free(v);
-		} else if (strncmp(err, "line ", 5) != 0 || !strstr(err, ", column ")) {
+		} else if (strncmp(fail_reason(), "line ", 5) != 0 || !strstr(fail_reason(), ", column ")) {
 			bad++;
 		}
 		free(copy);
@@ -388,23 +382,23 @@ static void test_file_errors(void)
 		CHECK(0, "mkdtemp");
 		return;
 	}
-	char path[256], err[512], want[512];
+	char path[256], want[512];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
 	FILE *f = fopen(path, "w");
 	fputs("{\n    \"version\": 3,\n    \"ovni\": {\n        \"tid\": 1\n    \n}\n", f);
 	fclose(f);
-	struct json *v = json_parse_file(path, err, sizeof(err));
+	struct json *v = json_parse_file(path);
 	CHECK(v == NULL, "truncated file rejected");
 	snprintf(want, sizeof(want), "%s: line 7, column 1: expected ',' or '}', found end of input", path);
-	CHECK_STR(err, want, "file error names the path, line and column");
+	CHECK_STR(fail_reason(), want, "file error names the path, line and column");
 	unlink(path);
-	v = json_parse_file(path, err, sizeof(err));
+	v = json_parse_file(path);
 	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
 	CHECK(v == NULL, "missing file rejected");
-	CHECK_STR(err, want, "missing file message");
-	v = json_parse_file(dir, err, sizeof(err));
+	CHECK_STR(fail_reason(), want, "missing file message");
+	v = json_parse_file(dir);
 	CHECK(v == NULL, "a directory is not a JSON file");
-	CHECK(strstr(err, dir) == err, "directory error names the path: %s", err);
+	CHECK(strstr(fail_reason(), dir) == fail_reason(), "directory error names the path: %s", fail_reason());
 	rmdir(dir);
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fail.h"
 #include "tstream.h"
 #include "base/msg.h"
 #include "base/json.h"
@@ -30,10 +31,9 @@ static const char *full_tail =
 
 static struct json *doc(const char *body)
 {
-	char err[256];
-	struct json *v = json_parse(body, strlen(body), err, sizeof(err));
+	struct json *v = json_parse(body, strlen(body));
 	if (!v)
-		printf("# bad test json: %s\n", err);
+		printf("# bad test json: %s\n", fail_reason());
 	return v;
 }
 
@@ -223,8 +223,7 @@ static void test_lib(void)
 static void test_mutations(void)
 {
 	const char *file = "tests/golden/ovni/libovni-mark/trace/loom.vm.0/proc.21250/thread.21250/stream.json";
-	char err[512];
-	struct json *orig = json_parse_file(file, err, sizeof(err));
+	struct json *orig = json_parse_file(file);
 	CHECK(orig != NULL, "read %s", file);
 	if (!orig)
 		return;
@@ -238,7 +237,7 @@ static void test_mutations(void)
 		for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
 			struct json *root = json_copy(orig);
 			if (values[v]) {
-				json_dotset(root, keys[k], json_parse(values[v], strlen(values[v]), err, sizeof(err)));
+				json_dotset(root, keys[k], json_parse(values[v], strlen(values[v])));
 			} else {
 				/* removal: rebuild the parent without the key */
 				char parent[64];

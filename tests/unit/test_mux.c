@@ -5,7 +5,7 @@
 
 #include "chan/bay.h"
 #include "chan/chan.h"
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "chan/mux.h"
 #include "chan/track.h"
 #include "t.h"

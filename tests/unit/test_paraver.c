@@ -7,7 +7,7 @@
 
 #include "chan/bay.h"
 #include "chan/chan.h"
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "paraver/cfg.h"
 #include "paraver/pcf.h"
 #include "paraver/prv.h"

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fail.h"
 #include "base/json.h"
 #include "record/salvage.h"
 #include "trace/stream.h"
@@ -59,9 +60,9 @@ static void mcvs_of(char *out, size_t n)
 
 static struct json *meta(void)
 {
-	char path[300], err[128];
+	char path[300];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
-	return json_parse_file(path, err, sizeof(err));
+	return json_parse_file(path);
 }
 
 int main(void)

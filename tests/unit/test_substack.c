@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "chan/chan.h"
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "model/substack.h"
 #include "t.h"
 

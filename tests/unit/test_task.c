@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/msg.h"
 #include "base/labelhash.h"
 #include "model/task.h"

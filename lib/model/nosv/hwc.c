@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/msg.h"
 #include "base/json.h"
 #include "model/nosv/nosv.h"

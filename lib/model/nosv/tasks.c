@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan/fail.h"
+#include "base/fail.h"
 #include "base/msg.h"
 #include "model/nosv/nosv.h"
 #include "model/task.h"

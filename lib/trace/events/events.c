@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "trace/events/tables.h"
+#include "base/fail.h"
 #include "base/msg.h"
 
 const struct model_info *const model_infos[] = {
@@ -111,10 +112,9 @@ int events_init(void)
 		}
 		model_slot[(uint8_t)mi->id] = (uint8_t)(i + 1);
 		for (size_t j = 0; j < mi->nevents; j++, n++) {
-			char err[256];
 			const struct evdecl *d = &mi->events[j];
-			if (evspec_parse(&specs[n], d->sig, d->desc, err, sizeof(err)) < 0) {
-				msg_err("model %s: event \"%s\": %s", mi->name, d->sig, err);
+			if (evspec_parse(&specs[n], d->sig, d->desc) < 0) {
+				msg_err("model %s: event \"%s\": %s", mi->name, d->sig, fail_take());
 				free_tables(n);
 				return -1;
 			}

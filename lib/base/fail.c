@@ -1,10 +1,11 @@
-#include "chan/fail.h"
+/* The reason of a failure, per thread (the shim has many). */
+#include "base/fail.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-static char reason[1024];
-static int have_reason;
+static _Thread_local char reason[1024];
+static _Thread_local int have_reason;
 
 int failf(const char *fmt, ...)
 {
@@ -27,4 +28,10 @@ void fail_clear(void)
 {
 	have_reason = 0;
 	reason[0] = '\0';
+}
+
+const char *fail_take(void)
+{
+	have_reason = 0;
+	return reason;
 }
