@@ -436,6 +436,10 @@ int emu_run(struct emu *e)
 	progress_start(p, bytes_total(e), e->opts.progress);
 	msg_info("emulation starts");
 	fail_clear();
+	/* models report often (burst statistics): one write per buffer (not
+	 * under the progress line, which shares the terminal) */
+	if (!e->opts.progress)
+		msg_hold(1);
 	int rc = 0;
 	for (;;) {
 		int r = player_next(&e->player, &e->pev);
@@ -469,6 +473,7 @@ int emu_run(struct emu *e)
 			progress_tick(p, bytes_read(e), e->nevents);
 	}
 	progress_clear(p);
+	msg_hold(0);
 	double t = progress_now() - p->t0;
 	msg_info("played %" PRIu64 " events in %.2f s (%.2f M events/s)%s", e->nevents, t,
 		 t > 0 ? (double)e->nevents / t / 1e6 : 0.0, emu_stop ? ", interrupted" : "");
