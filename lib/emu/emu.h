@@ -73,6 +73,7 @@ struct emu {
 	struct bay bay;
 
 	struct emu_thread *threads; /* by gindex */
+	struct emu_thread **stream_th; /* by stream: its thread, or NULL */
 	size_t nthreads;
 	struct emu_cpu *cpus; /* by gindex */
 	size_t ncpus;
