@@ -56,7 +56,7 @@ struct emu_cpu {
 	size_t nthreads, nrunning, nactive;
 	uint64_t running_sum, active_sum; /* gindex sums: the thread when the count is 1 */
 	struct emu_thread *th_running, *th_active;
-	struct chan ch_pid, ch_tid, ch_nrun, ch_th_running, ch_th_active;
+	struct chan ch_pid, ch_tid, ch_nrun, ch_th_running;
 };
 
 struct emu {
