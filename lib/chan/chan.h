@@ -125,6 +125,9 @@ int chan_set_slow(struct chan *c, struct value v);
  * one when duplicates are allowed. */
 static inline int chan_set(struct chan *c, struct value v)
 {
+	/* a dropped duplicate (the CPU channels see many) */
+	if ((c->flags & CHAN_IGNORE_DUP) && !c->dirty && value_eq(v, c->last) && c->kind == CHAN_SINGLE)
+		return 0;
 	if (c->kind != CHAN_SINGLE || c->dirty ||
 	    (value_eq(v, c->last) && (c->flags & (CHAN_IGNORE_DUP | CHAN_ALLOW_DUP)) != CHAN_ALLOW_DUP))
 		return chan_set_slow(c, v);

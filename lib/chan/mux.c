@@ -18,12 +18,19 @@ int mux_select_index(struct mux *m, struct value sel, struct mux_input **out)
 	return 0;
 }
 
-static int forward(struct mux *m)
+/* Running 1, Cooling 4, Warming 5 as bits (the values of enum th_state). */
+#define ACTIVE_STATES ((1u << 1) | (1u << 4) | (1u << 5))
+
+int mux_select_running(struct mux *m, struct value sel, struct mux_input **out)
 {
-	struct value v = m->def;
-	if (m->picked && m->picked->chan)
-		v = chan_read(m->picked->chan);
-	return chan_set(m->output, v);
+	*out = sel.kind == VALUE_INT64 && sel.i == 1 ? &m->inputs[0] : NULL;
+	return 0;
+}
+
+int mux_select_active(struct mux *m, struct value sel, struct mux_input **out)
+{
+	*out = sel.kind == VALUE_INT64 && (uint64_t)sel.i < 32 && (ACTIVE_STATES >> sel.i & 1) ? &m->inputs[0] : NULL;
+	return 0;
 }
 
 static uint64_t next_seq;
@@ -69,24 +76,39 @@ static int fan_insert(struct chan_fan *f, struct mux_input *in)
 	return 0;
 }
 
+/* The pick changed: the old input leaves its fan, the new one joins. */
+static __attribute__((noinline)) int repick(struct mux *m, struct mux_input *in)
+{
+	if (m->picked && m->picked->chan)
+		fan_remove(m->picked->chan->fan, m->picked);
+	if (in && in->chan && fan_insert(in->chan->fan, in) != 0)
+		return -1;
+	m->picked = in;
+	return 0;
+}
+
 static int on_select(struct chan *c, void *arg)
 {
 	struct mux *m = arg;
 	struct mux_input *in;
-	if (m->fn(m, chan_read(c), &in) != 0)
+	struct value sel = chan_read(c);
+	if (m->sel == MUX_SEL_RUNNING)
+		in = sel.kind == VALUE_INT64 && sel.i == 1 ? m->inputs : NULL;
+	else if (m->sel == MUX_SEL_ACTIVE)
+		in = sel.kind == VALUE_INT64 && (uint64_t)sel.i < 32 && (ACTIVE_STATES >> sel.i & 1) ? m->inputs : NULL;
+	else if (m->sel == MUX_SEL_INDEX && sel.kind == VALUE_INT64 && (uint64_t)(sel.i - m->base) < m->ninputs)
+		in = &m->inputs[sel.i - m->base];
+	else if (m->fn(m, sel, &in) != 0) /* null, an error, or a select of the caller's */
 		return -1;
-	if (in != m->picked) {
-		if (m->picked && m->picked->chan)
-			fan_remove(m->picked->chan->fan, m->picked);
-		if (in && in->chan && fan_insert(in->chan->fan, in) != 0)
-			return -1;
-		m->picked = in;
-	}
-	return forward(m);
+	if (in != m->picked && repick(m, in) != 0)
+		return -1;
+	/* the output takes any value (mux_init): no checks to fail */
+	chan_set_any(m->output, in && in->chan ? chan_read(in->chan) : m->def);
+	return 0;
 }
 
 /* The fan holds just the inputs their muxes pick now, so each output
- * takes c's value (what forward() would read) without asking. */
+ * takes c's value (what on_select would read) without asking. */
 static int on_input(struct chan *c, void *arg)
 {
 	(void)arg;
@@ -128,6 +150,8 @@ int mux_init(struct mux *m, struct chan *select, struct chan *output,
 	m->select = select;
 	m->output = output;
 	m->fn = fn ? fn : mux_select_index;
+	m->sel = m->fn == mux_select_index ? MUX_SEL_INDEX : m->fn == mux_select_running ? MUX_SEL_RUNNING
+		: m->fn == mux_select_active ? MUX_SEL_ACTIVE : MUX_SEL_FN;
 	m->def = value_null();
 	m->ninputs = ninputs;
 	m->inputs = calloc(ninputs ? ninputs : 1, sizeof(*m->inputs));
@@ -160,10 +184,10 @@ int mux_set_input(struct mux *m, size_t i, struct chan *in)
 		return failf("mux of %s: input %zu already set", m->output->name, i);
 	m->inputs[i].chan = in;
 	m->inputs[i].seq = next_seq++;
-	if (in->fan)
-		return 0;
-	in->fan = calloc(1, sizeof(*in->fan));
-	if (!in->fan || chan_on_dirty(in, on_input, NULL) != 0)
-		return failf("out of memory for the mux of %s", m->output->name);
+	if (!in->fan) {
+		in->fan = calloc(1, sizeof(*in->fan));
+		if (!in->fan || chan_on_dirty(in, on_input, NULL) != 0)
+			return failf("out of memory for the mux of %s", m->output->name);
+	}
 	return 0;
 }

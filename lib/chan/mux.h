@@ -25,8 +25,13 @@ struct mux_input {
  * none. Returns 0 or -1 after failf. */
 typedef int (*mux_select_fn)(struct mux *m, struct value sel, struct mux_input **out);
 
+/* How a mux picks, decided at mux_init from its select function: the
+ * common ones are inlined in the select callback. */
+enum mux_sel { MUX_SEL_FN, MUX_SEL_INDEX, MUX_SEL_RUNNING, MUX_SEL_ACTIVE };
+
 struct mux {
 	struct chan *select, *output;
+	int sel; /* enum mux_sel */
 	struct mux_input *inputs;
 	size_t ninputs;
 	struct mux_input *picked;
@@ -39,6 +44,10 @@ struct mux {
 /* The default select function: the int64 value minus m->base is the input
  * index; null picks none; an index out of range is an error. */
 int mux_select_index(struct mux *m, struct value sel, struct mux_input **out);
+/* One input, picked while the select holds the thread state Running (1),
+ * or an active one (Running 1, Cooling 4, Warming 5): thread tracks. */
+int mux_select_running(struct mux *m, struct value sel, struct mux_input **out);
+int mux_select_active(struct mux *m, struct value sel, struct mux_input **out);
 
 /* Hooks the mux to select (output gets its flags). fn NULL means
  * mux_select_index. Inputs are added with mux_set_input. */

@@ -16,18 +16,6 @@ const char *track_suffix(int mode)
 	return "";
 }
 
-static int pick_running(struct mux *m, struct value sel, struct mux_input **out)
-{
-	*out = sel.kind == VALUE_INT64 && sel.i == TH_ST_RUNNING ? &m->inputs[0] : NULL;
-	return 0;
-}
-
-static int pick_active(struct mux *m, struct value sel, struct mux_input **out)
-{
-	*out = sel.kind == VALUE_INT64 && th_state_is_active(sel.i) ? &m->inputs[0] : NULL;
-	return 0;
-}
-
 static int own_output(struct track *t, struct bay *bay, const char *name)
 {
 	if (chan_init(&t->out, CHAN_SINGLE, name) != 0)
@@ -50,7 +38,7 @@ int track_thread(struct track *t, struct bay *bay, int mode, struct chan *state,
 	snprintf(name, sizeof(name), "%s%s", raw->name, track_suffix(mode));
 	if (own_output(t, bay, name) != 0)
 		return -1;
-	if (mux_init(&t->mux, state, &t->out, mode == TRACK_RUN ? pick_running : pick_active, 1) != 0)
+	if (mux_init(&t->mux, state, &t->out, mode == TRACK_RUN ? mux_select_running : mux_select_active, 1) != 0)
 		return -1;
 	return mux_set_input(&t->mux, 0, raw);
 }

@@ -108,6 +108,21 @@ static int open_streams(struct emu *e)
 	return 0;
 }
 
+/* The thread of each stream, found once (NULL: not a thread stream). */
+static int stream_threads(struct emu *e)
+{
+	e->stream_th = calloc(e->trace.n + 1, sizeof(*e->stream_th));
+	if (!e->stream_th) {
+		msg_err("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < e->trace.n; i++) {
+		struct sys_thread *st = e->sys.by_stream[i];
+		e->stream_th[i] = st ? &e->threads[st->gindex] : NULL;
+	}
+	return 0;
+}
+
 /* Streams that start more than an hour apart were not synchronised. */
 static int check_clock_gate(struct emu *e)
 {
@@ -260,6 +275,7 @@ int emu_add_pvt(struct emu *e, struct pvt *t)
 	if (e->npvts == sizeof(e->pvts) / sizeof(e->pvts[0]))
 		return failf("too many Paraver traces");
 	e->pvts[e->npvts++] = t;
+	prv_share_clock(&t->prv, &e->last_dclock);
 	if (timewin_set(&e->opts.win) && !t->tapped) /* before any row is registered */
 		prv_set_window(&t->prv, e->win_from, e->win_to);
 	return 0;
@@ -340,7 +356,7 @@ int emu_init(struct emu *e, const struct emu_opts *o)
 		msg_err("out of memory");
 		return -1;
 	}
-	if (sched_create(e) != 0 || run_hook(e, 0) != 0)
+	if (sched_create(e) != 0 || stream_threads(e) != 0 || run_hook(e, 0) != 0)
 		return -1;
 	if (open_outputs(e) != 0)
 		goto discard;
@@ -393,16 +409,14 @@ static int fail_no_model(struct emu *e, unsigned char id)
 static int step(struct emu *e)
 {
 	struct player_ev *pe = &e->pev;
-	struct sys_thread *st = e->sys.by_stream[pe->stream];
-	if (!st)
+	struct emu_thread *th = e->stream_th[pe->stream];
+	if (!th)
 		return failf("the stream is not a thread stream (ovni.part is not \"thread\")");
-	e->th = &e->threads[st->gindex];
-	e->proc = st->proc;
-	e->loom = st->proc->loom;
+	e->th = th;
+	e->proc = th->sys->proc;
+	e->loom = e->proc->loom;
 	e->ev = pe->ev;
-	e->last_dclock = pe->dclock;
-	for (size_t i = 0; i < e->npvts; i++)
-		prv_advance(&e->pvts[i]->prv, pe->dclock);
+	e->last_dclock = pe->dclock; /* the clock of every .prv */
 	unsigned char id = pe->ev->mcv[0];
 	if (!e->enabled[id])
 		return fail_no_model(e, id);
@@ -436,6 +450,10 @@ int emu_run(struct emu *e)
 	progress_start(p, bytes_total(e), e->opts.progress);
 	msg_info("emulation starts");
 	fail_clear();
+	/* models report often (burst statistics): one write per buffer (not
+	 * under the progress line, which shares the terminal) */
+	if (!e->opts.progress)
+		msg_hold(1);
 	int rc = 0;
 	for (;;) {
 		int r = player_next(&e->player, &e->pev);
@@ -469,6 +487,7 @@ int emu_run(struct emu *e)
 			progress_tick(p, bytes_read(e), e->nevents);
 	}
 	progress_clear(p);
+	msg_hold(0);
 	double t = progress_now() - p->t0;
 	msg_info("played %" PRIu64 " events in %.2f s (%.2f M events/s)%s", e->nevents, t,
 		 t > 0 ? (double)e->nevents / t / 1e6 : 0.0, emu_stop ? ", interrupted" : "");
@@ -513,6 +532,7 @@ void emu_free(struct emu *e)
 	for (size_t i = 0; i < e->nreaders; i++)
 		sr_close(&e->readers[i]);
 	free(e->readers);
+	free(e->stream_th);
 	free(e->offsets);
 	free(e->loom_first_thread);
 	free(e->loom_nthreads);

@@ -56,7 +56,7 @@ struct emu_cpu {
 	size_t nthreads, nrunning, nactive;
 	uint64_t running_sum, active_sum; /* gindex sums: the thread when the count is 1 */
 	struct emu_thread *th_running, *th_active;
-	struct chan ch_pid, ch_tid, ch_nrun, ch_th_running, ch_th_active;
+	struct chan ch_pid, ch_tid, ch_nrun, ch_th_running;
 };
 
 struct emu {
@@ -73,6 +73,7 @@ struct emu {
 	struct bay bay;
 
 	struct emu_thread *threads; /* by gindex */
+	struct emu_thread **stream_th; /* by stream: its thread, or NULL */
 	size_t nthreads;
 	struct emu_cpu *cpus; /* by gindex */
 	size_t ncpus;

@@ -35,12 +35,12 @@ static int create_thread(struct emu *e, struct emu_thread *th, struct sys_thread
 
 static int create_cpu(struct emu *e, struct emu_cpu *cpu, struct sys_cpu *s)
 {
-	static const char *const names[] = { "pid_running", "tid_running", "nrunning", "th_running", "th_active" };
-	struct chan *ch[] = { &cpu->ch_pid, &cpu->ch_tid, &cpu->ch_nrun, &cpu->ch_th_running, &cpu->ch_th_active };
+	static const char *const names[] = { "pid_running", "tid_running", "nrunning", "th_running" };
+	struct chan *ch[] = { &cpu->ch_pid, &cpu->ch_tid, &cpu->ch_nrun, &cpu->ch_th_running };
 	char n[64];
 	cpu->sys = s;
 	cpu->gindex = s->gindex;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 4; i++) {
 		snprintf(n, sizeof(n), "cpu%zu.%s", cpu->gindex, names[i]);
 		if (new_chan(e, ch[i], n, CHAN_IGNORE_DUP) != 0)
 			return -1;
@@ -82,8 +82,8 @@ void sched_free(struct emu *e)
 	}
 	for (size_t i = 0; e->cpus && i < e->ncpus; i++) {
 		struct emu_cpu *c = &e->cpus[i];
-		struct chan *ch[] = { &c->ch_pid, &c->ch_tid, &c->ch_nrun, &c->ch_th_running, &c->ch_th_active };
-		for (int k = 0; k < 5; k++)
+		struct chan *ch[] = { &c->ch_pid, &c->ch_tid, &c->ch_nrun, &c->ch_th_running };
+		for (int k = 0; k < 4; k++)
 			chan_free(ch[k]);
 	}
 	free(e->threads);
@@ -240,9 +240,7 @@ static int update_chans(struct emu_cpu *cpu, struct emu_thread *threads)
 	}
 	if (chan_set(&cpu->ch_nrun, value_int64((int64_t)cpu->nrunning)) != 0)
 		return -1;
-	if (chan_set(&cpu->ch_th_running, run ? value_int64((int64_t)run->gindex) : value_null()) != 0)
-		return -1;
-	return chan_set(&cpu->ch_th_active, act ? value_int64((int64_t)act->gindex) : value_null());
+	return chan_set(&cpu->ch_th_running, run ? value_int64((int64_t)run->gindex) : value_null());
 }
 
 /* The threads array is reached from any of its elements' gindex. */

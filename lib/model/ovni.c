@@ -2,6 +2,7 @@
  * buffer flushes, burst statistics and the user marks declared in the
  * metadata (ovni.mark). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "emu/sched.h"
 #include "base/msg.h"
 #include "base/json.h"
+#include "base/fmt.h"
 #include "paraver/prv.h"
 
 #define NMARKS 100 /* mark types 0..99, Paraver types 100..199 */
@@ -408,6 +410,34 @@ static int64_t kth_smallest(int64_t *a, int n, int k)
 	return a[k];
 }
 
+/* x as printf's "%3.0f" writes it (nearest, ties to even), for |x| < 2^63. */
+static size_t put_f0(char *d, double x)
+{
+	return fmt_i64_pad(d, (int64_t)rint(x), 3, ' ');
+}
+
+/* "<loom> burst stats: median/avg/max = %3.0f/%3.0f/%3.0f ns" without
+ * printf, whose floating point formatting cost as much as the rest of a
+ * burst trace's statistics. */
+static void burst_line(const char *loom, double median, double avg, double max)
+{
+	static const char mid[] = " burst stats: median/avg/max = ";
+	char line[512];
+	size_t n = strlen(loom);
+	if (n > sizeof(line) - 128)
+		n = sizeof(line) - 128;
+	memcpy(line, loom, n);
+	memcpy(line + n, mid, sizeof(mid) - 1);
+	n += sizeof(mid) - 1;
+	n += put_f0(line + n, median);
+	line[n++] = '/';
+	n += put_f0(line + n, avg);
+	line[n++] = '/';
+	n += put_f0(line + n, max);
+	memcpy(line + n, " ns", 3);
+	msg_info_str(line, n + 3);
+}
+
 /* Bursts of OB. measure what emitting one event costs. */
 static int burst(struct emu *e, struct ovni_thread *ot)
 {
@@ -422,8 +452,7 @@ static int burst(struct emu *e, struct ovni_thread *ot)
 			max = d[i];
 	}
 	double median = (double)kth_smallest(d, NBURSTS - 1, (NBURSTS - 1) / 2);
-	msg_info("%s burst stats: median/avg/max = %3.0f/%3.0f/%3.0f ns", e->loom->name, median,
-		 (double)sum / (NBURSTS - 1), (double)max);
+	burst_line(e->loom->name, median, (double)sum / (NBURSTS - 1), (double)max);
 	if (median > 100)
 		msg_warn("%s: emitting an event takes %.0f ns (median), over 100 ns: the clock or the "
 			 "machine is slow", e->loom->name, median);

@@ -94,6 +94,7 @@ int prv_open(struct prv *p, const char *path, size_t nrows)
 		return -1;
 	}
 	p->nrows = nrows;
+	p->now = &p->time;
 	p->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (p->fd < 0) {
 		msg_err("cannot create %s: %s", path, strerror(errno));
@@ -116,6 +117,7 @@ int prv_open_tap(struct prv *p, const char *name, size_t nrows, const struct prv
 	p->fd = -1;
 	p->tap = tap;
 	p->nrows = nrows;
+	p->now = &p->time;
 	p->path = strdup(name);
 	if (!p->path) {
 		msg_err("%s: out of memory", name);
@@ -242,7 +244,7 @@ static inline int emit_now(struct chan *c, struct prv_sink *s)
 /* The first line at a new time formats it for all. */
 static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv_sink *s)
 {
-	tcache_set(s->prv->time);
+	tcache_set(*s->prv->now);
 	return emit_now(c, s);
 }
 
@@ -258,7 +260,7 @@ static int emit(struct chan *c, void *arg)
 		if (value_is_null(v))
 			return 0;
 	}
-	if (s->prv->time != tcache.time)
+	if (*s->prv->now != tcache.time)
 		return emit_at_new_time(c, s);
 	return emit_now(c, s);
 }
@@ -291,7 +293,7 @@ static int emit_tap(struct chan *c, void *arg)
 	if (r <= 0)
 		return r;
 	const struct prv_tap *t = s->prv->tap;
-	return t->line(t->arg, s->row, s->type, s->prv->time, w);
+	return t->line(t->arg, s->row, s->type, *s->prv->now, w);
 }
 
 /* A line of w at the time tcache holds. */
@@ -341,17 +343,17 @@ static int emit_window(struct chan *c, void *arg)
 	int r = decide(c, s, &w);
 	if (r <= 0)
 		return r;
-	if (p->time < p->win_from) {
+	if (*p->now < p->win_from) {
 		s->held = 1;
 		s->held_value = w;
 		return 0;
 	}
-	if (p->time > p->win_to)
+	if (*p->now > p->win_to)
 		return 0;
 	if (!p->win_open && window_open(p) != 0)
 		return -1;
-	if (p->time != tcache.time)
-		tcache_set(p->time);
+	if (*p->now != tcache.time)
+		tcache_set(*p->now);
 	return put_value(s, w);
 }
 

@@ -35,6 +35,7 @@ struct prv {
 	char *path;
 	size_t nrows;
 	int64_t time;
+	const int64_t *now; /* the time of the lines: &time, or a clock shared by several */
 	struct prv_sink *sinks; /* all registrations, to free them */
 	int fd;
 	const struct prv_tap *tap; /* lines go there, no file (prv_open_tap) */
@@ -56,6 +57,9 @@ int prv_open_tap(struct prv *p, const char *name, size_t nrows, const struct prv
 void prv_set_window(struct prv *p, int64_t from, int64_t to);
 /* Sets the time of the next lines; never goes back. */
 static inline void prv_advance(struct prv *p, int64_t time) { p->time = time; }
+/* The time of the lines is *clock from now on (prv_advance no longer
+ * counts): traces written together share one clock, set once per event. */
+static inline void prv_share_clock(struct prv *p, const int64_t *clock) { p->now = clock; }
 /* Writes chan into row (0-based) as type. -1 after failf. */
 int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags);
 /* Flushes, rewrites the header with duration and closes. -1 after a

@@ -97,33 +97,66 @@ static inline struct player_node player_heap_pop(struct player *p)
 	return top;
 }
 
+/* What player_heap_push(x) then player_heap_pop() give, in one pass when
+ * x does not rise above its parent (it then stays where the push puts it,
+ * is the node the pop moves to the root, and only sifts down). */
+static inline struct player_node player_heap_pushpop(struct player *p, int64_t sclock, size_t s)
+{
+	struct player_node *h = p->heap;
+	size_t n = p->size;
+	if (n == 0 || sclock < h[(n + 1) / 2].sclock) {
+		player_heap_push(p, sclock, s);
+		return player_heap_pop(p);
+	}
+	struct player_node top = h[1];
+	size_t k = 1;
+	for (;;) {
+		size_t m = 2 * k;
+		if (m > n)
+			break;
+		m += m < n && h[m + 1].sclock < h[m].sclock;
+		if (!(h[m].sclock < sclock))
+			break;
+		h[k] = h[m];
+		k = m;
+	}
+	h[k].sclock = sclock;
+	h[k].stream = s;
+	return top;
+}
+
 /* 1 = *out holds the next event, 0 = all streams ended, -1 = error
  * (reported). Inline, as the loops of emu, dump and top call it per event:
  * the event stays where the reader decoded it (out->ev points there), no
  * copy. */
 static inline int player_next(struct player *p, struct player_ev *out)
 {
-	if (p->pending >= 0) {
+	struct player_node node;
+	if (__builtin_expect(p->pending >= 0, 1)) {
 		size_t s = (size_t)p->pending;
-		p->pending = -1;
 		int r = sr_next(&p->readers[s], &p->cur[s]);
+		if (r > 0) {
+			node = player_heap_pushpop(p, player_sclock(p, s), s);
+			goto got;
+		}
+		p->pending = -1;
 		if (r < 0)
 			return -1;
-		if (r > 0)
-			player_heap_push(p, player_sclock(p, s), s);
 	}
 	if (p->size == 0)
 		return 0;
-	struct player_node node = player_heap_pop(p);
+	node = player_heap_pop(p);
+got:
 	if (__builtin_expect(!p->started, 0))
 		player_start(p, node.sclock);
 	else if (__builtin_expect(node.sclock < p->last_sclock, 0) && player_backwards(p, &node) < 0)
 		return -1;
 	p->last_sclock = node.sclock;
 	p->pending = (long long)node.stream;
-	out->ev = &p->cur[node.stream];
+	const struct ev *ev = &p->cur[node.stream];
+	out->ev = ev;
 	out->stream = node.stream;
-	out->rclock = (int64_t)out->ev->clock;
+	out->rclock = (int64_t)ev->clock;
 	out->sclock = node.sclock;
 	out->dclock = (int64_t)((uint64_t)node.sclock - (uint64_t)p->first_sclock);
 	return 1;
