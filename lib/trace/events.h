@@ -1,5 +1,5 @@
 /* The catalogue of every event of every model: signature (evspec language)
- * and our description. One table per model under lib/events/. */
+ * and our description. One table per model under lib/trace/events/. */
 #ifndef OVNI_EVENTS_H
 #define OVNI_EVENTS_H
 
