@@ -172,6 +172,7 @@ rec_case() {
 	fi
 	if [ $bad -eq 0 ]; then echo "ok - record $name"; else
 		echo "not ok - record $name"; [ -n "$keep" ] && echo "#   kept in $d"; fi
+	cd "$TMP" || return 1
 	[ -n "$keep" ] || rm -rf "$d"
 }
 
