@@ -93,6 +93,9 @@ extern __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"
 extern uint8_t rt_filter[256];
 #define RT_FILTER_DROP 1
 #define RT_FILTER_CHECK 2
+/* The same per model and category (RT_EMIT_KEY): what ovni_ev_emit tests. */
+extern uint8_t rt_emit_filter[1 << 16];
+#define RT_EMIT_KEY(model, category) (((unsigned)(uint8_t)(model) << 8) | (uint8_t)(category))
 
 /* Messages as the reference prints them: "FATAL: func: text" then abort. */
 void rt_die(const char *func, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
