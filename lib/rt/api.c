@@ -16,7 +16,7 @@
 #endif
 
 struct rt_proc rt_proc; /* zero: state UNINIT, clockid CLOCK_REALTIME */
-__thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"))) = { .fd = -1 };
+__thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"))) = { .fd = -1, .slot = -1 };
 uint8_t rt_filter[256];
 uint8_t rt_emit_filter[1 << 16];
 
@@ -227,7 +227,7 @@ static int resume_meta(struct rt_thread *t)
 
 void rt_thread_start(struct rt_thread *t, int tid, int resume)
 {
-	struct rt_thread zero = { .fd = -1 };
+	struct rt_thread zero = { .fd = -1, .slot = -1 };
 	free(t->cpus);
 	free(t->final_json);
 	json_free(t->meta);
@@ -430,6 +430,7 @@ RT_API void ovni_ev_emit(struct ovni_ev *ev)
 	memcpy(t->pos, ev, sizeof(*ev));
 	memset(t->pos + n, 0, 4);
 	t->pos += n;
+	t->nev++;
 }
 
 RT_API void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
@@ -451,6 +452,7 @@ RT_API void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t 
 	memcpy(t->pos + 16, buf, bufsize);
 	memset(t->pos + 16 + bufsize, 0, 4);
 	t->pos += 16 + bufsize;
+	t->nev++;
 }
 
 /* The events are already in the file's pages: nothing to write, so no

@@ -52,6 +52,7 @@ struct rt_proc {
 struct rt_thread {
 	/* Hot: the free space of the mapped window, the clock anchor. */
 	uint8_t *pos, *end;
+	uint64_t nev; /* events in the stream */
 	uint64_t clk_tsc, clk_ns, clk_last;
 	uint8_t *win; /* start of the window, file offset win_off */
 	uint64_t win_off;
@@ -60,6 +61,8 @@ struct rt_thread {
 	int ready, finished;
 	int tid;
 	int automatic; /* record mode owns its lifecycle events (OH*, OA*) */
+	int slot; /* its entry in the record state's streams, -1 none */
+	int nev_unknown; /* nev is not the stream's count (a resumed stream not read) */
 	int was_cut; /* resumed a stream whose thread never ended */
 	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
 	int has_rank, rank, nranks;
