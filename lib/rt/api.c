@@ -426,10 +426,24 @@ RT_API void ovni_ev_emit(struct ovni_ev *ev)
 		rt_emit_slow(t, ev);
 		return;
 	}
-	size_t n = 12 + (flags ? flags + 1 : 0);
-	memcpy(t->pos, ev, sizeof(*ev));
-	memset(t->pos + n, 0, 4);
-	t->pos += n;
+	/* Copied field by field as the setters wrote them: the clock was
+	 * usually stored just before (ovni_ev_set_clock), and one wide load
+	 * across it waits for the store instead of taking its bytes. */
+	uint8_t *p = t->pos;
+	const uint8_t *e = (const uint8_t *)ev;
+	uint32_t head;
+	uint64_t clock;
+	memcpy(&head, e, 4);
+	memcpy(&clock, e + 4, 8);
+	memcpy(p, &head, 4);
+	memcpy(p + 4, &clock, 8);
+	size_t n = 12;
+	if (flags) {
+		memcpy(p + 12, e + 12, 16);
+		n += flags + 1;
+	}
+	memset(p + n, 0, 4);
+	t->pos = p + n;
 	t->nev++;
 }
 
