@@ -378,6 +378,24 @@ static uint64_t kernel_lost(const char *dir)
 	return (uint64_t)n;
 }
 
+/* A stream whose thread ended it cleanly, as the shim says in the state
+ * (e) and the file's size confirms: counted without reading it (a clean run
+ * never re-reads its trace). 0 when it must be checked by salvage_stream. */
+static int ended_cleanly(const char *dir, const struct rt_state_stream *e, struct salvage_result *res)
+{
+	char path[PATH_MAX + 1200];
+	struct stat st;
+	if (!atomic_load_explicit(&e->done, memory_order_acquire))
+		return 0;
+	snprintf(path, sizeof(path), "%s/stream.obs", dir);
+	if (stat(path, &st) != 0 || (uint64_t)st.st_size != e->bytes)
+		return 0;
+	memset(res, 0, sizeof(*res));
+	res->events = e->events;
+	res->bytes = e->bytes;
+	return 1;
+}
+
 /* Ends what was left unfinished, moves it out of the tmpdir, counts. */
 static void finish_trace(struct run *r, double elapsed, const char *app, const char *ending)
 {
@@ -415,7 +433,8 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 		struct salvage_info in = { r->loom, list[i].pid, list[i].tid, r->app_id, r->has_rank, r->rank,
 					   r->nranks, s->phyid, s->ncpus };
 		struct salvage_result res;
-		if (salvage_stream(dir, &in, &res) != 0)
+		int single = i + 1 == n || cmp_stream(&list[i + 1], &list[i]) != 0;
+		if (!(single && ended_cleanly(dir, &list[i], &res)) && salvage_stream(dir, &in, &res) != 0)
 			continue;
 		if (res.dropped) {
 			rmdir(final); /* made up front with --tmpdir */

@@ -8,12 +8,20 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define RT_STATE_MAGIC 0x31647263696e766full /* "ovnircd1" */
+#define RT_STATE_MAGIC 0x32647263696e766full /* "ovnircd2" */
 #define RT_STATE_MAXCPU 4096
 #define RT_STATE_MAXSTREAMS 65536
 
+/* A stream: made by the shim when its thread starts; when the thread has
+ * ended cleanly (stream cut to its events, final metadata written), the
+ * shim stores its events and bytes, then sets done, so that `ovni record`
+ * counts it without reading it. An exec'd image that continues a stream
+ * clears done until it ends the stream again. */
 struct rt_state_stream {
 	int32_t pid, tid;
+	_Atomic uint32_t done;
+	uint32_t unused;
+	uint64_t events, bytes;
 };
 
 struct rt_state {

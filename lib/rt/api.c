@@ -17,8 +17,9 @@
 #endif
 
 struct rt_proc rt_proc; /* zero: state UNINIT, clockid CLOCK_REALTIME */
-__thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"))) = { .fd = -1 };
+__thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"))) = { .fd = -1, .slot = -1 };
 uint8_t rt_filter[256];
+uint8_t rt_emit_filter[1 << 16];
 
 /* ---- Versions ---- */
 
@@ -74,25 +75,33 @@ static const struct {
 
 /* OVNI_EVENTS: comma-separated model names, or "all". Unselected models
  * are dropped in the slow path of ovni_ev_emit; the ovni model (threads)
- * is always recorded, and in record mode its thread events are checked
- * there too. */
+ * is always recorded, and in record mode its thread events (OH*, OA*) are
+ * checked there too: rt_emit_filter sends only those to the slow path, so
+ * that the other ovni events (OB., OU[, marks) take the fast one. */
 void rt_select_events(void)
 {
 	const char *sel = getenv("OVNI_EVENTS");
 	memset(rt_filter, 0, sizeof(rt_filter));
-	rt_filter['O'] = rt_record_mode ? RT_FILTER_CHECK : 0;
-	if (!sel || !*sel || strcmp(sel, "all") == 0)
-		return;
-	for (int i = 0; i < 256; i++)
-		rt_filter[i] |= RT_FILTER_DROP;
-	rt_filter['O'] = rt_record_mode ? RT_FILTER_CHECK : 0;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", sel);
-	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
-			if (strcmp(tok, models[i].name) == 0)
-				rt_filter[(uint8_t)models[i].id] &= (uint8_t)~RT_FILTER_DROP;
+	if (sel && *sel && strcmp(sel, "all") != 0) {
+		memset(rt_filter, RT_FILTER_DROP, sizeof(rt_filter));
+		char buf[256];
+		snprintf(buf, sizeof(buf), "%s", sel);
+		for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+				if (strcmp(tok, models[i].name) == 0)
+					rt_filter[(uint8_t)models[i].id] = 0;
+		}
 	}
+	rt_filter['O'] = rt_record_mode ? RT_FILTER_CHECK : 0;
+	/* rows left as they are stay untouched pages (64 KiB in all) */
+	for (int m = 0; m < 256; m++) {
+		uint8_t v = rt_filter[m] & RT_FILTER_DROP;
+		if (rt_emit_filter[m << 8] != v || rt_emit_filter[(m << 8) | 255] != v)
+			memset(rt_emit_filter + (m << 8), v, 256);
+	}
+	uint8_t own = rt_record_mode ? RT_FILTER_CHECK : 0;
+	rt_emit_filter[RT_EMIT_KEY('O', 'H')] = own;
+	rt_emit_filter[RT_EMIT_KEY('O', 'A')] = own;
 }
 
 /* ---- Process ---- */
@@ -219,7 +228,7 @@ static int resume_meta(struct rt_thread *t)
 
 void rt_thread_start(struct rt_thread *t, int tid, int resume)
 {
-	struct rt_thread zero = { .fd = -1 };
+	struct rt_thread zero = { .fd = -1, .slot = -1 };
 	free(t->cpus);
 	free(t->final_json);
 	json_free(t->meta);
@@ -401,7 +410,7 @@ void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev)
 	}
 	if (ev->header.flags & 0x10)
 		rt_die("ovni_ev_emit", "use ovni_ev_jumbo_emit for jumbo events");
-	uint8_t f = rt_filter[ev->header.model];
+	uint8_t f = rt_emit_filter[RT_EMIT_KEY(ev->header.model, ev->header.category)];
 	if (f & RT_FILTER_DROP)
 		return;
 	if ((f & RT_FILTER_CHECK) && rt_record_owns(t, ev))
@@ -413,15 +422,30 @@ RT_API void ovni_ev_emit(struct ovni_ev *ev)
 {
 	struct rt_thread *t = &rt_self;
 	unsigned flags = ev->header.flags;
-	if (RT_UNLIKELY(rt_filter[ev->header.model] | (flags & 0xf0) |
+	if (RT_UNLIKELY(rt_emit_filter[RT_EMIT_KEY(ev->header.model, ev->header.category)] | (flags & 0xf0) |
 			((size_t)(t->end - t->pos) < RT_SLACK))) {
 		rt_emit_slow(t, ev);
 		return;
 	}
-	size_t n = 12 + (flags ? flags + 1 : 0);
-	memcpy(t->pos, ev, sizeof(*ev));
-	memset(t->pos + n, 0, 4);
-	t->pos += n;
+	/* Copied field by field as the setters wrote them: the clock was
+	 * usually stored just before (ovni_ev_set_clock), and one wide load
+	 * across it waits for the store instead of taking its bytes. */
+	uint8_t *p = t->pos;
+	const uint8_t *e = (const uint8_t *)ev;
+	uint32_t head;
+	uint64_t clock;
+	memcpy(&head, e, 4);
+	memcpy(&clock, e + 4, 8);
+	memcpy(p, &head, 4);
+	memcpy(p + 4, &clock, 8);
+	size_t n = 12;
+	if (flags) {
+		memcpy(p + 12, e + 12, 16);
+		n += flags + 1;
+	}
+	memset(p + n, 0, 4);
+	t->pos = p + n;
+	t->nev++;
 }
 
 RT_API void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
@@ -443,6 +467,7 @@ RT_API void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t 
 	memcpy(t->pos + 16, buf, bufsize);
 	memset(t->pos + 16 + bufsize, 0, 4);
 	t->pos += 16 + bufsize;
+	t->nev++;
 }
 
 /* The events are already in the file's pages: nothing to write, so no

@@ -163,16 +163,21 @@ void rt_clock_wait_past(uint64_t ns)
 RT_API uint64_t ovni_clock_now(void)
 {
 #if HAVE_TSC
-	struct rt_thread *t = &rt_self;
-	uint64_t d = __rdtsc() - t->clk_tsc;
-	if (RT_UNLIKELY(d >= rt_clock.window))
-		return rt_clock_slow(t);
-	uint64_t ns = t->clk_ns + ((d * rt_clock.mult) >> 32);
-	if (RT_UNLIKELY(ns < t->clk_last))
-		ns = t->clk_last;
-	t->clk_last = ns;
-	return ns;
-#else
-	return rt_clock_slow(&rt_self);
+	if (RT_LIKELY(rt_clock.use_tsc)) {
+		struct rt_thread *t = &rt_self;
+		uint64_t d = __rdtsc() - t->clk_tsc;
+		if (RT_UNLIKELY(d >= rt_clock.window))
+			return rt_clock_slow(t);
+		uint64_t ns = t->clk_ns + ((d * rt_clock.mult) >> 32);
+		if (RT_UNLIKELY(ns < t->clk_last))
+			ns = t->clk_last;
+		t->clk_last = ns;
+		return ns;
+	}
 #endif
+	/* Without the TSC: the clock itself, and nothing else (no TSC read,
+	 * no call of ours in between). */
+	struct timespec ts;
+	clock_gettime(rt_proc.clockid, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

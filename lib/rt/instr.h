@@ -49,6 +49,7 @@ static inline void rt_instr_emit(struct rt_thread *t, const char mcv[3], const v
 		memcpy(p + 12, payload, n);
 	memset(p + 12 + n, 0, 4);
 	t->pos = p + 12 + n;
+	t->nev++;
 }
 
 /* Sets key (dotted) in the thread's metadata; aborts when out of memory. */

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { M_IDLE, M_QUEUED, M_READY, M_FAILED };
+/* M_WAITING: queued, and its thread sleeps on the state (futex). */
+enum { M_IDLE, M_QUEUED, M_WAITING, M_READY, M_FAILED };
 
 struct rt_mreq {
 	struct rt_mreq *next;
@@ -45,6 +45,12 @@ static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
 static void futex_wake(_Atomic uint32_t *addr)
 {
 	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* The state of a request as a futex word. */
+static uint32_t *state_word(struct rt_mreq *r)
+{
+	return (uint32_t *)&r->state;
 }
 
 /* Grows the file to cover the window and maps it with its pages present. */
@@ -73,7 +79,8 @@ static void serve(struct rt_mreq *r)
 		munmap(r->drop, r->drop_size);
 	r->drop = NULL;
 	r->addr = rt_map_pages(r->fd, r->off, r->size);
-	atomic_store_explicit(&r->state, r->addr ? M_READY : M_FAILED, memory_order_release);
+	if (atomic_exchange_explicit(&r->state, r->addr ? M_READY : M_FAILED, memory_order_acq_rel) == M_WAITING)
+		syscall(SYS_futex, state_word(r), FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 static void *mapper_main(void *arg)
@@ -147,18 +154,32 @@ void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *dro
 	futex_wake(&queue_seq);
 }
 
-/* Waits for t's request; the prepared window, or NULL (none, or failed). */
+/* Waits for t's request; the prepared window, or NULL (none, or failed).
+ * Spins a little, then sleeps until the mapper wakes it: a thread waiting
+ * for its window burns no CPU that the mapper (or another thread) needs. */
 static void *wait_request(struct rt_thread *t, uint64_t *off, size_t *size)
 {
 	struct rt_mreq *r = t->mreq;
 	if (!r)
 		return NULL;
 	int s;
-	for (long spins = 0; (s = atomic_load_explicit(&r->state, memory_order_acquire)) == M_QUEUED; spins++) {
-		if (spins > 100)
-			sched_yield();
-		if (spins > 2000000) /* the mapper is gone (it never is): give up */
+	for (int spins = 0; spins < 200; spins++) {
+		if ((s = atomic_load_explicit(&r->state, memory_order_acquire)) != M_QUEUED)
+			break;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	const struct timespec tick = { 0, 10000000 }; /* 10 ms */
+	for (int ticks = 0; (s = atomic_load_explicit(&r->state, memory_order_acquire)) == M_QUEUED ||
+			    s == M_WAITING;
+	     ticks++) {
+		if (ticks > 500) /* the mapper is gone (it never is): give up */
 			return NULL;
+		int q = M_QUEUED;
+		if (s == M_QUEUED && !atomic_compare_exchange_strong(&r->state, &q, M_WAITING))
+			continue;
+		syscall(SYS_futex, state_word(r), FUTEX_WAIT_PRIVATE, (uint32_t)M_WAITING, &tick, NULL, 0);
 	}
 	atomic_store(&r->state, M_IDLE);
 	*off = r->off;

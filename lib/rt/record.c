@@ -130,13 +130,44 @@ static void emit_execute(struct rt_thread *t, int creator, uint64_t tag)
 	rt_emit_raw(t, "OHx", rt_clock_exact(t), p, 16);
 }
 
-static void register_stream(int pid, int tid)
+/* The index of a new entry for the stream of pid and tid, -1 if none. */
+static int register_stream(int pid, int tid)
 {
 	uint32_t i = atomic_fetch_add(&state->nstreams, 1);
-	if (i < RT_STATE_MAXSTREAMS) {
-		state->streams[i].pid = pid;
-		state->streams[i].tid = tid;
+	if (i >= RT_STATE_MAXSTREAMS)
+		return -1;
+	state->streams[i].pid = pid;
+	state->streams[i].tid = tid;
+	return (int)i;
+}
+
+/* The last entry of the stream of pid and tid (a stream continued after
+ * an exec), -1 if none; it is no longer done. */
+static int find_stream(int pid, int tid)
+{
+	uint32_t n = atomic_load(&state->nstreams);
+	if (n > RT_STATE_MAXSTREAMS)
+		n = RT_STATE_MAXSTREAMS;
+	for (uint32_t i = n; i-- > 0;) {
+		struct rt_state_stream *e = &state->streams[i];
+		if (e->pid == pid && e->tid == tid) {
+			atomic_store(&e->done, 0);
+			return (int)i;
+		}
 	}
+	return -1;
+}
+
+/* The thread's stream has ended cleanly with events and bytes: ovni
+ * record counts it without reading it. Memory stores only. */
+static void publish_stream(const struct rt_thread *t, uint64_t events, uint64_t bytes)
+{
+	if (t->slot < 0 || t->nev_unknown)
+		return;
+	struct rt_state_stream *e = &state->streams[t->slot];
+	e->events = events;
+	e->bytes = bytes;
+	atomic_store_explicit(&e->done, 1, memory_order_release);
 }
 
 /* A thread starts being traced: its stream, metadata, and OHx. */
@@ -147,9 +178,9 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 	/* A cancellation point inside would leave a half-made stream. */
 	int cancel;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-	if (!resume)
-		register_stream(getpid(), tid);
+	int slot = resume ? find_stream(getpid(), tid) : register_stream(getpid(), tid);
 	rt_thread_start(t, tid, resume);
+	t->slot = slot;
 	t->automatic = 1;
 	if (has_rank) {
 		t->has_rank = 1;
@@ -179,7 +210,9 @@ static void thread_finish(struct rt_thread *t)
 	rt_kernel_end(t);
 	uint64_t now = rt_clock_exact(t);
 	rt_emit_raw(t, "OHe", now, NULL, 0);
+	uint64_t events = t->nev, bytes = rt_stream_used(t);
 	rt_thread_end(t);
+	publish_stream(t, events, bytes);
 	rt_clock_wait_past(now);
 	release(__atomic_load_n(&t->cpu, __ATOMIC_RELAXED), t->tid);
 	reg_del(t->tid);
@@ -317,6 +350,7 @@ static void after_fork_child(void)
 	t->fd = -1;
 	t->win = t->pos = t->end = NULL;
 	t->ready = 0;
+	t->slot = -1;
 	memset(reg, 0, sizeof(reg));
 	proc_begin(fork_parent_tid, 0);
 }

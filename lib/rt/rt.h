@@ -52,6 +52,7 @@ struct rt_proc {
 struct rt_thread {
 	/* Hot: the free space of the mapped window, the clock anchor. */
 	uint8_t *pos, *end;
+	uint64_t nev; /* events in the stream */
 	uint64_t clk_tsc, clk_ns, clk_last;
 	uint8_t *win; /* start of the window, file offset win_off */
 	uint64_t win_off;
@@ -60,6 +61,8 @@ struct rt_thread {
 	int ready, finished;
 	int tid;
 	int automatic; /* record mode owns its lifecycle events (OH*, OA*) */
+	int slot; /* its entry in the record state's streams, -1 none */
+	int nev_unknown; /* nev is not the stream's count (a resumed stream not read) */
 	int was_cut; /* resumed a stream whose thread never ended */
 	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
 	int has_rank, rank, nranks;
@@ -93,6 +96,9 @@ extern __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"
 extern uint8_t rt_filter[256];
 #define RT_FILTER_DROP 1
 #define RT_FILTER_CHECK 2
+/* The same per model and category (RT_EMIT_KEY): what ovni_ev_emit tests. */
+extern uint8_t rt_emit_filter[1 << 16];
+#define RT_EMIT_KEY(model, category) (((unsigned)(uint8_t)(model) << 8) | (uint8_t)(category))
 
 /* Messages as the reference prints them: "FATAL: func: text" then abort. */
 void rt_die(const char *func, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));

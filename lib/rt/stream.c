@@ -73,17 +73,21 @@ static void path_in(char *dst, const char *dir, const char *name)
 		rt_die("rt_stream_open", "path too long: %s/%s", dir, name);
 }
 
-/* Where the whole events of a stream end: a stream cut by a crash still
- * has the zero bytes of its last window after them. */
-static uint64_t events_end(int fd, uint64_t size)
+/* Where the whole events of a stream end, and how many there are: a
+ * stream cut by a crash still has the zero bytes of its last window after
+ * them. */
+static uint64_t events_end(int fd, uint64_t size, uint64_t *count)
 {
+	*count = 0;
 	const uint8_t *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		*count = UINT64_MAX; /* not known */
 		return size;
+	}
 	struct ev_walk w;
 	ev_walk_init(&w, p, size);
 	while (ev_walk_next(&w))
-		;
+		++*count;
 	uint64_t off = w.off;
 	munmap((void *)p, size);
 	return off < size ? off : size;
@@ -100,12 +104,16 @@ void rt_stream_open(struct rt_thread *t, int resume)
 	if (t->fd < 0)
 		rt_die("rt_stream_open", "cannot open %s: %s", path, strerror(errno));
 	uint64_t used = 0;
+	t->nev = 0;
 	if (resume) {
 		off_t end = lseek(t->fd, 0, SEEK_END);
-		used = end > 0 ? events_end(t->fd, (uint64_t)end) : 0;
+		used = end > 0 ? events_end(t->fd, (uint64_t)end, &t->nev) : 0;
+		t->nev_unknown = t->nev == UINT64_MAX;
 	}
 	if (used < 8) {
 		used = 0;
+		t->nev = 0;
+		t->nev_unknown = 0;
 		map_window(t, 0, 8, NULL, 0);
 		memcpy(t->pos, OVNI_STREAM_MAGIC, 4);
 		uint32_t version = OVNI_STREAM_VERSION;
@@ -138,6 +146,7 @@ void rt_stream_put(struct rt_thread *t, const void *data, size_t n)
 	memcpy(t->pos, data, n);
 	memset(t->pos + n, 0, 4);
 	t->pos += n;
+	t->nev++;
 }
 
 void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const void *payload, size_t n)

@@ -59,6 +59,21 @@ same "threads: one OHC per pthread_create" "$(count OHC "$TMP/t1")" 5
 same "threads: every thread's stream starts with OHx and ends with OHe" "$(bounds "$TMP/t1")" "6xOHx-OHe "
 n=$(find "$TMP/t1" -name stream.json | xargs grep -l '"finished": 1' | wc -l | tr -d ' ')
 same "threads: every stream finished" "$n" 6
+total=$("$OVNI" top "$TMP/t1" 2>/dev/null | awk 'NF == 2 && $2 ~ /^[0-9]+$/ {n += $2} END {print n + 0}')
+grep -q " 6 threads, $total events" "$TMP/err" && ok "threads: the summary counts every event" ||
+	{ not_ok "threads: the summary counts every event ($total)"; sed 's/^/#   /' "$TMP/err"; }
+# A clean run is counted from what the shim says: the recorder itself (the
+# first process strace sees) never opens a stream.
+if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true 2>/dev/null; then
+	rm -rf "$TMP/t1s"
+	strace -f -qq -e trace=open,openat -o "$TMP/strace" "$OVNI" record -o "$TMP/t1s" -- "$TMP/threads" 4 >/dev/null 2>"$TMP/err"
+	rpid=$(head -n 1 "$TMP/strace" | cut -d' ' -f1)
+	n=$(awk -v p="$rpid" '$1 == p' "$TMP/strace" | grep -c 'stream\.obs')
+	grep -q ' 6 threads, ' "$TMP/err" && same "a clean run: the recorder never opens a stream" "$n" 0 ||
+		{ not_ok "a clean run under strace"; sed 's/^/#   /' "$TMP/err"; }
+else
+	echo "ok - # SKIP no strace (or ptrace not allowed)"
+fi
 
 rm -rf "$TMP/t2"
 "$OVNI" record -o "$TMP/t2" -- "$TMP/threads" 2 7 >/dev/null 2>&1
