@@ -2,6 +2,7 @@
  * and messages. Differences, all on the safe side: events go to a shared
  * file mapping (ovni_flush and ovni_thread_free lose nothing), stream.obs is
  * truncated when a thread starts, and stream.json is replaced atomically. */
+#include "base/event.h"
 #include "rt/kernel.h"
 #include "base/fail.h"
 #include "rt/rt.h"
@@ -376,25 +377,24 @@ RT_API void ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
 
 RT_API int ovni_payload_size(const struct ovni_ev *ev)
 {
-	if (ev->header.flags & 0x10)
+	if (ev->header.flags & EV_FLAG_JUMBO)
 		return 4 + (int)ev->payload.jumbo.size;
-	int c = ev->header.flags & 0x0f;
-	return c ? c + 1 : 0;
+	return (int)EV_PAYLOAD_SIZE(ev->header.flags & 0x0fu);
 }
 
 RT_API int ovni_ev_size(const struct ovni_ev *ev)
 {
-	return 12 + ovni_payload_size(ev);
+	return EV_HEADER_SIZE + ovni_payload_size(ev);
 }
 
 RT_API void ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
 {
-	if (ev->header.flags & 0x10)
+	if (ev->header.flags & EV_FLAG_JUMBO)
 		rt_die("ovni_payload_add", "the event payload must not be jumbo");
 	if (size < 2)
 		rt_die("ovni_payload_add", "payload size %d too small", size);
 	int cur = ovni_payload_size(ev);
-	if (cur + size > 16)
+	if (cur + size > EV_MAX_PAYLOAD)
 		rt_die("ovni_payload_add", "no space left for %d bytes", size);
 	memcpy(&ev->payload.u8[cur], buf, (size_t)size);
 	ev->header.flags = (uint8_t)((ev->header.flags & 0xf0) | ((cur + size - 1) & 0x0f));
@@ -408,7 +408,7 @@ void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev)
 			return; /* after its end (late destructors) or never traced */
 		rt_die("ovni_ev_emit", "thread is not initialized");
 	}
-	if (ev->header.flags & 0x10)
+	if (ev->header.flags & EV_FLAG_JUMBO)
 		rt_die("ovni_ev_emit", "use ovni_ev_jumbo_emit for jumbo events");
 	uint8_t f = rt_emit_filter[RT_EMIT_KEY(ev->header.model, ev->header.category)];
 	if (f & RT_FILTER_DROP)
@@ -422,7 +422,7 @@ RT_API void ovni_ev_emit(struct ovni_ev *ev)
 {
 	struct rt_thread *t = &rt_self;
 	unsigned flags = ev->header.flags;
-	if (RT_UNLIKELY(rt_emit_filter[RT_EMIT_KEY(ev->header.model, ev->header.category)] | (flags & 0xf0) |
+	if (RT_UNLIKELY(rt_emit_filter[RT_EMIT_KEY(ev->header.model, ev->header.category)] | (flags & (EV_FLAG_JUMBO | EV_FLAG_RESERVED)) |
 			((size_t)(t->end - t->pos) < RT_SLACK))) {
 		rt_emit_slow(t, ev);
 		return;
@@ -438,10 +438,10 @@ RT_API void ovni_ev_emit(struct ovni_ev *ev)
 	memcpy(&clock, e + 4, 8);
 	memcpy(p, &head, 4);
 	memcpy(p + 4, &clock, 8);
-	size_t n = 12;
+	size_t n = EV_HEADER_SIZE;
 	if (flags) {
-		memcpy(p + 12, e + 12, 16);
-		n += flags + 1;
+		memcpy(p + EV_HEADER_SIZE, e + EV_HEADER_SIZE, EV_MAX_PAYLOAD); /* all of it: one move */
+		n += EV_PAYLOAD_SIZE(flags);
 	}
 	memset(p + n, 0, 4);
 	t->pos = p + n;
@@ -455,18 +455,19 @@ RT_API void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t 
 		rt_die("ovni_ev_jumbo_emit", "thread is not initialized");
 	if (ovni_payload_size(ev) != 0)
 		rt_die("ovni_ev_jumbo_emit", "the event payload must be empty");
-	if (16 + (uint64_t)bufsize >= (uint64_t)OVNI_MAX_EV_BUF)
+	if (EV_JUMBO_HEADER_SIZE + (uint64_t)bufsize >= (uint64_t)OVNI_MAX_EV_BUF)
 		rt_die("ovni_ev_jumbo_emit", "event too large");
 	ovni_payload_add(ev, (const uint8_t *)&bufsize, sizeof(bufsize));
-	ev->header.flags |= 0x10;
+	ev->header.flags |= EV_FLAG_JUMBO;
 	if (rt_filter[ev->header.model] & RT_FILTER_DROP)
 		return;
-	if ((size_t)(t->end - t->pos) < 16 + (size_t)bufsize + RT_SLACK)
-		rt_stream_grow(t, 16 + (size_t)bufsize);
-	memcpy(t->pos, ev, 16);
-	memcpy(t->pos + 16, buf, bufsize);
-	memset(t->pos + 16 + bufsize, 0, 4);
-	t->pos += 16 + bufsize;
+	size_t size = EV_JUMBO_HEADER_SIZE + (size_t)bufsize;
+	if ((size_t)(t->end - t->pos) < size + RT_SLACK)
+		rt_stream_grow(t, size);
+	memcpy(t->pos, ev, EV_JUMBO_HEADER_SIZE);
+	memcpy(t->pos + EV_JUMBO_HEADER_SIZE, buf, bufsize);
+	memset(t->pos + size, 0, 4); /* the end mark a salvage scan stops at */
+	t->pos += size;
 	t->nev++;
 }
 

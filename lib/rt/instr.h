@@ -5,6 +5,7 @@
 #ifndef OVNI_RT_INSTR_H
 #define OVNI_RT_INSTR_H
 
+#include "base/event.h"
 #include "rt/rt.h"
 
 #include <string.h>
@@ -41,14 +42,9 @@ static inline void rt_instr_emit(struct rt_thread *t, const char mcv[3], const v
 		rt_emit_raw(t, mcv, clock, payload, n);
 		return;
 	}
-	uint8_t *p = t->pos;
-	p[0] = n ? (uint8_t)(n - 1) : 0;
-	memcpy(p + 1, mcv, 3);
-	memcpy(p + 4, &clock, 8);
-	if (n)
-		memcpy(p + 12, payload, n);
-	memset(p + 12 + n, 0, 4);
-	t->pos = p + 12 + n;
+	size_t size = ev_encode(t->pos, mcv, clock, payload, n);
+	memset(t->pos + size, 0, 4); /* the end mark a salvage scan stops at */
+	t->pos += size;
 	t->nev++;
 }
 

@@ -10,6 +10,7 @@
  * region ends after its implicit barrier's end): each thread keeps a shadow
  * of its stack, and ending an entry below the top closes the entries above
  * it first and opens them again afterwards. */
+#include "base/event.h"
 #include "rt/instr.h"
 #include "trace/versions.h"
 
@@ -187,16 +188,11 @@ static void declare_type(struct rt_thread *t)
 		return;
 	}
 	static const char label[] = "OpenMP task";
-	uint8_t ev[16 + 4 + sizeof(label)];
-	uint32_t size = 4 + sizeof(label), type = TASK_TYPE;
-	uint64_t clock = ovni_clock_now();
-	ev[0] = 0x13; /* jumbo, 4-byte size */
-	memcpy(ev + 1, "POc", 3);
-	memcpy(ev + 4, &clock, 8);
-	memcpy(ev + 12, &size, 4);
-	memcpy(ev + 16, &type, 4);
-	memcpy(ev + 20, label, sizeof(label));
-	rt_stream_put(t, ev, sizeof(ev));
+	uint8_t data[4 + sizeof(label)], ev[EV_JUMBO_HEADER_SIZE + sizeof(data)];
+	uint32_t type = TASK_TYPE;
+	memcpy(data, &type, 4);
+	memcpy(data + 4, label, sizeof(label));
+	rt_stream_put(t, ev, ev_encode_jumbo(ev, "POc", ovni_clock_now(), data, sizeof(data)));
 	atomic_store(&type_state, 2);
 }
 
