@@ -31,11 +31,17 @@
 #define PACK2_SMALL (256u << 10) /* files up to this size share blocks */
 #define PACK2_SMALL_INPUT (128u << 10) /* zstd input up to this size gets level PACK2_SMALL_LEVEL */
 #define PACK2_SMALL_LEVEL 19
+#define PACK2_SHARED_LEVEL 6 /* the least level of blocks holding several files */
 #define PACK2_STREAM_HEAD 8 /* the stream header, kept verbatim */
+
+/* The zstd dictionary of every version 2 frame (lib/pack/dict.c). */
+extern const char pack_dict[];
+extern const size_t pack_dict_size;
 
 enum pack_codec {
 	PACK_CODEC_ZSTD = 0, /* the bytes, zstd-compressed */
 	PACK_CODEC_EVENTS = 1, /* stream.obs events split into columns, then zstd */
+	PACK2_CODEC_DICT = 2, /* version 2, a flag: the frame refers to the dictionary */
 };
 
 enum pack_type { PACK_FILE = 0, PACK_DIR = 1, PACK_LINK = 2 };

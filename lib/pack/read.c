@@ -181,7 +181,7 @@ static int parse_blocks2(struct pack *p, struct cursor *c)
 		return index_err(p, "out of memory");
 	for (size_t k = 0; k < p->nblocks; k++) {
 		const uint8_t *b = take(c, 1);
-		if (!b || *b > PACK_CODEC_EVENTS)
+		if (!b || *b > (PACK_CODEC_EVENTS | PACK2_CODEC_DICT))
 			return index_err(p, "block %zu: unknown codec", k);
 		p->blocks[k].codec = *b;
 	}
@@ -216,37 +216,69 @@ static int parse_blocks2(struct pack *p, struct cursor *c)
 	return 0;
 }
 
-/* Paths are stored as the length shared with the previous one, then the rest. */
-static int parse_paths2(struct pack *p, struct cursor *c)
+/* A path is the path of the directory holding it (that many members
+ * before, or none: 0) and a name. */
+static int parse_paths2(struct pack *p, struct cursor *c, size_t *parent)
 {
-	uint64_t *shared = malloc(2 * (p->n ? p->n : 1) * sizeof(*shared)), *rest = shared + p->n;
-	if (!shared)
+	uint64_t *len = malloc((p->n ? p->n : 1) * sizeof(*len));
+	if (!len)
 		return index_err(p, "out of memory");
+	for (size_t i = 0; i < p->n; i++) {
+		uint64_t back = num(c);
+		if (back > i || (back && p->members[i - back].type != PACK_DIR)) {
+			free(len);
+			return index_err(p, "member %zu: not in a directory", i);
+		}
+		parent[i] = back ? i - back : SIZE_MAX;
+	}
 	for (size_t i = 0; i < p->n; i++)
-		shared[i] = num(c);
-	for (size_t i = 0; i < p->n; i++)
-		rest[i] = num(c);
-	size_t prev = 0;
+		len[i] = num(c);
 	for (size_t i = 0; i < p->n && !c->bad; i++) {
 		struct pack_member *m = &p->members[i];
-		const uint8_t *r;
-		if (shared[i] > prev || rest[i] > PACK_PATH_MAX - shared[i] || shared[i] + rest[i] == 0 ||
-		    !(r = take(c, rest[i])) || memchr(r, '\0', rest[i])) {
-			free(shared);
-			return index_err(p, "member %zu: bad path", i);
+		const char *up = parent[i] == SIZE_MAX ? "" : p->members[parent[i]].path;
+		size_t ul = strlen(up) + (*up != '\0');
+		const uint8_t *name;
+		if (len[i] == 0 || len[i] > PACK_PATH_MAX - ul || !(name = take(c, len[i])) || memchr(name, '\0', len[i]) ||
+		    memchr(name, '/', len[i])) {
+			free(len);
+			return index_err(p, "member %zu: bad name", i);
 		}
-		if (!(m->path = malloc(shared[i] + rest[i] + 1))) {
-			free(shared);
+		if (!(m->path = malloc(ul + len[i] + 1))) {
+			free(len);
 			return index_err(p, "out of memory");
 		}
-		if (shared[i])
-			memcpy(m->path, p->members[i - 1].path, shared[i]);
-		memcpy(m->path + shared[i], r, rest[i]);
-		m->path[shared[i] + rest[i]] = '\0';
-		prev = shared[i] + rest[i];
+		memcpy(m->path, up, strlen(up));
+		if (ul)
+			m->path[ul - 1] = '/';
+		memcpy(m->path + ul, name, len[i]);
+		m->path[ul + len[i]] = '\0';
 	}
-	free(shared);
+	free(len);
 	return c->bad ? index_err(p, "cut in the paths") : 0;
+}
+
+/* Modes, and times as differences to those of the directory holding the
+ * member (or of the member before, at the top). */
+static int parse_meta2(struct pack *p, struct cursor *c, const size_t *parent)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		uint64_t mode = num(c);
+		if (mode > 07777)
+			return index_err(p, "member %s: bad mode", p->members[i].path);
+		p->members[i].mode = (uint32_t)mode;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pack_member *like = parent[i] != SIZE_MAX ? &p->members[parent[i]] : i ? &p->members[i - 1] : NULL;
+		p->members[i].mtime_sec = (int64_t)((uint64_t)(like ? like->mtime_sec : 0) + (uint64_t)pack_unzigzag(num(c)));
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pack_member *like = parent[i] != SIZE_MAX ? &p->members[parent[i]] : i ? &p->members[i - 1] : NULL;
+		int64_t nsec = (like ? like->mtime_nsec : 0) + pack_unzigzag(num(c));
+		if (nsec < 0 || nsec >= 1000000000)
+			return index_err(p, "member %s: bad time", p->members[i].path);
+		p->members[i].mtime_nsec = (uint32_t)nsec;
+	}
+	return c->bad ? index_err(p, "cut in the modes and times") : 0;
 }
 
 static int parse_index2(struct pack *p, const uint8_t *b, size_t len)
@@ -267,23 +299,13 @@ static int parse_index2(struct pack *p, const uint8_t *b, size_t len)
 	for (size_t i = 0; i < n; i++)
 		if ((p->members[i].type = types[i]) > PACK_LINK)
 			return index_err(p, "member %zu: unknown type %u", i, types[i]);
-	if (parse_paths2(p, &c) < 0)
+	size_t *parent = malloc((n ? n : 1) * sizeof(*parent));
+	if (!parent)
+		return index_err(p, "out of memory");
+	int rc = parse_paths2(p, &c, parent) < 0 || parse_meta2(p, &c, parent) < 0 ? -1 : 0;
+	free(parent);
+	if (rc < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t mode = num(&c);
-		if (mode > 07777)
-			return index_err(p, "member %s: bad mode", p->members[i].path);
-		p->members[i].mode = (uint32_t)mode;
-	}
-	int64_t sec = 0, nsec = 0;
-	for (size_t i = 0; i < n; i++)
-		p->members[i].mtime_sec = sec += pack_unzigzag(num(&c));
-	for (size_t i = 0; i < n; i++) {
-		nsec += pack_unzigzag(num(&c));
-		if (nsec < 0 || nsec >= 1000000000)
-			return index_err(p, "member %s: bad time", p->members[i].path);
-		p->members[i].mtime_nsec = (uint32_t)nsec;
-	}
 	uint64_t pos = 0, total = nb ? p->blocks[nb - 1].pos + p->blocks[nb - 1].raw : 0;
 	for (size_t i = 0; i < n; i++) {
 		struct pack_member *m = &p->members[i];
@@ -357,6 +379,14 @@ static int open1(struct pack *p, uint8_t **b, size_t *len)
 	return parse_index1(p, *b, ilen);
 }
 
+/* A version 2 frame: no magic, maybe the format's dictionary. */
+static size_t unzstd2(struct pack *p, void *dst, size_t cap, const void *src, size_t n, int dict)
+{
+	if (dict)
+		ZSTD_DCtx_refPrefix(p->scratch->dctx, pack_dict, pack_dict_size);
+	return ZSTD_decompressDCtx(p->scratch->dctx, dst, cap, src, n);
+}
+
 /* Version 2: a zstd index before a 24-byte trailer. */
 static int open2(struct pack *p, uint8_t **b, size_t *len)
 {
@@ -391,8 +421,7 @@ static int open2(struct pack *p, uint8_t **b, size_t *len)
 		free(z);
 		return -1;
 	}
-	size_t got = pack_get32(t + 8) == (uint32_t)pack_hash(z, zlen) ?
-			     ZSTD_decompressDCtx(p->scratch->dctx, *b, ilen, z, zlen) : 0;
+	size_t got = pack_get32(t + 8) == (uint32_t)pack_hash(z, zlen) ? unzstd2(p, *b, ilen, z, zlen, 1) : 0;
 	free(z);
 	if (got != ilen || pack_get32(t + 12) != (uint32_t)pack_hash(*b, ilen)) {
 		msg_err("%s: offset %llu: index checksum mismatch", p->path, (unsigned long long)p->index_offset);
@@ -617,22 +646,23 @@ static int block_load2(struct block_reader *br, size_t k)
 		return 0;
 	s->cached = 0;
 	size_t nseg = 0, cap = b->raw;
-	if (b->codec == PACK_CODEC_EVENTS && block_segs(p, k, &nseg) < 0)
+	int events = b->codec & PACK_CODEC_EVENTS;
+	if (events && block_segs(p, k, &nseg) < 0)
 		return block_err(br, b->off, (uint32_t)k, "out of memory");
-	if (b->codec == PACK_CODEC_EVENTS)
+	if (events)
 		cap = pack_cols_bound(b->raw, nseg);
 	if (pack_grow(&s->stored, &s->stored_cap, b->stored) < 0 || pack_grow(&s->cache, &s->cache_cap, b->raw) < 0 ||
-	    (b->codec == PACK_CODEC_EVENTS && pack_grow(&s->cols, &s->cols_cap, cap) < 0))
+	    (events && pack_grow(&s->cols, &s->cols_cap, cap) < 0))
 		return block_err(br, b->off, (uint32_t)k, "out of memory");
 	if (read_at(p, s->stored, b->stored, b->off, "a block") < 0)
 		return -1;
 	if ((uint32_t)pack_hash(s->stored, b->stored) != b->check_stored)
 		return block_err(br, b->off, (uint32_t)k, "checksum mismatch");
-	uint8_t *dst = b->codec == PACK_CODEC_EVENTS ? s->cols : s->cache;
-	size_t got = ZSTD_decompressDCtx(s->dctx, dst, cap, s->stored, b->stored);
+	uint8_t *dst = events ? s->cols : s->cache;
+	size_t got = unzstd2(p, dst, cap, s->stored, b->stored, b->codec & PACK2_CODEC_DICT);
 	if (ZSTD_isError(got))
 		return block_err(br, b->off, (uint32_t)k, "cannot decompress: %s", ZSTD_getErrorName(got));
-	if (b->codec == PACK_CODEC_EVENTS) {
+	if (events) {
 		const char *why;
 		if (pack_cols_decode(s->cols, got, s->seg, nseg, 0, s->cache, b->raw, &why) < 0)
 			return block_err(br, b->off, (uint32_t)k, "%s", why);

@@ -61,20 +61,26 @@ struct pipeline {
 	int stop, level;
 };
 
-/* Small inputs get a high level: it costs little there and gains most. */
-static int level_for(size_t n, int level)
+/* Small inputs get a high level and the dictionary: they cost little
+ * there and gain most (on big inputs the dictionary even costs a little);
+ * blocks of small files a middle level, as most traces have few of them. */
+static int level_for(size_t n, int level, int shared)
 {
-	return n <= PACK2_SMALL_INPUT && level < PACK2_SMALL_LEVEL ? PACK2_SMALL_LEVEL : level;
+	int min = n <= PACK2_SMALL_INPUT ? PACK2_SMALL_LEVEL : shared ? PACK2_SHARED_LEVEL : 1;
+	return level < min ? min : level;
 }
 
 /* Bare frames: the index knows the sizes, and the checksums are ours. */
-static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int level)
+static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int level, int shared,
+			 int dict)
 {
 	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level_for(n, level));
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level_for(n, level, shared));
+	if (dict)
+		ZSTD_CCtx_refPrefix(cctx, pack_dict, pack_dict_size);
 	return ZSTD_compress2(cctx, dst, cap, src, n);
 }
 
@@ -82,16 +88,21 @@ static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 {
 	const uint8_t *src = j->raw;
 	size_t n = j->raw_len, bound = pack_cols_bound(n, j->nseg);
-	if ((j->codec == PACK_CODEC_EVENTS && pack_grow(&j->cols, &j->cols_cap, bound) < 0) ||
+	if ((j->codec & PACK_CODEC_EVENTS && pack_grow(&j->cols, &j->cols_cap, bound) < 0) ||
 	    pack_grow(&j->out, &j->out_cap, ZSTD_compressBound(bound)) < 0) {
 		j->err = "out of memory";
 		return;
 	}
-	if (j->codec == PACK_CODEC_EVENTS) {
+	if (j->codec & PACK_CODEC_EVENTS) {
 		n = pack_cols_encode(j->raw, j->seg, j->nseg, j->cols);
 		src = j->cols;
 	}
-	size_t r = zstd_frame(cctx, j->out, j->out_cap, src, n, level);
+	int texts = 0; /* stream.json and other metadata: what the dictionary holds */
+	for (size_t i = 0; i < j->nseg && !texts; i++)
+		texts = !j->seg[i].stream;
+	if (n <= PACK2_SMALL_INPUT || texts)
+		j->codec |= PACK2_CODEC_DICT;
+	size_t r = zstd_frame(cctx, j->out, j->out_cap, src, n, level, j->nseg > 1, j->codec & PACK2_CODEC_DICT);
 	if (ZSTD_isError(r)) {
 		j->err = ZSTD_getErrorName(r);
 		return;
@@ -164,6 +175,7 @@ struct writer {
 	struct pack_entry *e;
 	size_t n;
 	size_t *order; /* the entries in index order: directories and links, then files */
+	size_t *parent; /* by index position: the position of the directory holding it, or SIZE_MAX */
 	struct job *jobs, *cur; /* cur: the block being filled */
 	struct worker *workers;
 	size_t njobs, nthreads, nstarted;
@@ -359,16 +371,41 @@ static int rank_of(const struct pack_entry *e)
 	return pack_is_stream_name(e->path) ? 2 : 1;
 }
 
-/* The index order: by rank, in walk order within a rank. */
+/* The index order: by rank, in walk order within a rank; and the index
+ * position of the directory holding each entry (SIZE_MAX at the top). */
 static int order_entries(struct writer *w)
 {
-	if (!(w->order = malloc((w->n ? w->n : 1) * sizeof(*w->order))))
+	size_t n = w->n ? w->n : 1, *at = malloc(n * sizeof(*at)), *stack = malloc(n * sizeof(*stack)), depth = 0;
+	w->order = malloc(n * sizeof(*w->order));
+	w->parent = malloc(n * sizeof(*w->parent));
+	if (!at || !stack || !w->order || !w->parent) {
+		free(at);
+		free(stack);
 		return -1;
+	}
 	size_t k = 0;
 	for (int r = 0; r < 4; r++)
 		for (size_t i = 0; i < w->n; i++)
-			if (rank_of(&w->e[i]) == r)
+			if (rank_of(&w->e[i]) == r) {
+				at[i] = k;
 				w->order[k++] = i;
+			}
+	/* The walk goes depth first: the directories open around an entry are a stack. */
+	for (size_t i = 0; i < w->n; i++) {
+		const char *path = w->e[i].path;
+		while (depth) {
+			const char *d = w->e[stack[depth - 1]].path;
+			size_t dl = strlen(d);
+			if (!strncmp(path, d, dl) && path[dl] == '/')
+				break;
+			depth--;
+		}
+		w->parent[at[i]] = depth ? at[stack[depth - 1]] : SIZE_MAX;
+		if (w->e[i].type == PACK_DIR)
+			stack[depth++] = i;
+	}
+	free(at);
+	free(stack);
 	return 0;
 }
 
@@ -410,6 +447,22 @@ static int pack_files(struct writer *w, const char *dir)
 	return rc;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* The entry whose time predicts that of index entry k: its directory (a
+ * file is mostly as old as the directory it was last made in), or the
+ * entry before it at the top. */
+static const struct pack_entry *mtime_like(const struct writer *w, size_t k)
+{
+	if (w->parent[k] != SIZE_MAX)
+		return &w->e[w->order[w->parent[k]]];
+	return k ? &w->e[w->order[k - 1]] : NULL;
+}
+
 /* The index, column by column (alike numbers together compress best):
  * see FORMAT in docs/ovni-pack.1. */
 static uint8_t *index_bytes(struct writer *w, size_t *len)
@@ -434,44 +487,25 @@ static uint8_t *index_bytes(struct writer *w, size_t *len)
 		pack_put32(p, w->blocks[k].check_raw);
 	for (size_t k = 0; k < w->n; k++)
 		*p++ = w->e[w->order[k]].type;
-	const char *prev = "";
-	for (size_t k = 0; k < w->n; k++) { /* the length shared with the previous path */
-		const char *path = w->e[w->order[k]].path;
-		size_t c = 0;
-		while (prev[c] && prev[c] == path[c])
-			c++;
-		p = pack_varint_put(p, c);
-		prev = path;
-	}
-	prev = "";
+	for (size_t k = 0; k < w->n; k++) /* how far back the directory holding it is */
+		p = pack_varint_put(p, w->parent[k] == SIZE_MAX ? 0 : k - w->parent[k]);
+	for (size_t k = 0; k < w->n; k++)
+		p = pack_varint_put(p, strlen(base_name(w->e[w->order[k]].path)));
 	for (size_t k = 0; k < w->n; k++) {
-		const char *path = w->e[w->order[k]].path;
-		size_t c = 0;
-		while (prev[c] && prev[c] == path[c])
-			c++;
-		p = pack_varint_put(p, strlen(path) - c);
-		prev = path;
-	}
-	prev = "";
-	for (size_t k = 0; k < w->n; k++) {
-		const char *path = w->e[w->order[k]].path;
-		size_t c = 0;
-		while (prev[c] && prev[c] == path[c])
-			c++;
-		memcpy(p, path + c, strlen(path) - c);
-		p += strlen(path) - c;
-		prev = path;
+		const char *name = base_name(w->e[w->order[k]].path);
+		memcpy(p, name, strlen(name));
+		p += strlen(name);
 	}
 	for (size_t k = 0; k < w->n; k++)
 		p = pack_varint_put(p, w->e[w->order[k]].mode);
-	int64_t sec = 0, nsec = 0;
 	for (size_t k = 0; k < w->n; k++) {
-		p = pack_varint_put(p, pack_zigzag(w->e[w->order[k]].mtime_sec - sec));
-		sec = w->e[w->order[k]].mtime_sec;
+		const struct pack_entry *e = &w->e[w->order[k]], *like = mtime_like(w, k);
+		uint64_t d = (uint64_t)e->mtime_sec - (uint64_t)(like ? like->mtime_sec : 0); /* wraps, never overflows */
+		p = pack_varint_put(p, pack_zigzag((int64_t)d));
 	}
 	for (size_t k = 0; k < w->n; k++) {
-		p = pack_varint_put(p, pack_zigzag((int64_t)w->e[w->order[k]].mtime_nsec - nsec));
-		nsec = w->e[w->order[k]].mtime_nsec;
+		const struct pack_entry *e = &w->e[w->order[k]], *like = mtime_like(w, k);
+		p = pack_varint_put(p, pack_zigzag((int64_t)e->mtime_nsec - (like ? like->mtime_nsec : 0)));
 	}
 	for (size_t k = 0; k < w->n; k++)
 		if (w->e[w->order[k]].type == PACK_FILE)
@@ -500,7 +534,7 @@ static int write_index(struct writer *w)
 		free(b);
 		return -1;
 	}
-	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level);
+	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level, 1, 1);
 	if (ZSTD_isError(zlen) || len > UINT32_MAX || zlen > UINT32_MAX) {
 		msg_err("%s: cannot compress the index: %s", w->out.name,
 			ZSTD_isError(zlen) ? ZSTD_getErrorName(zlen) : "too big");
@@ -549,6 +583,7 @@ static void writer_free(struct writer *w)
 	free(w->workers);
 	free(w->blocks);
 	free(w->order);
+	free(w->parent);
 }
 
 static int write_pack(struct writer *w, const char *dir)
