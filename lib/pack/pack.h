@@ -68,7 +68,7 @@ struct pack_block {
 	uint64_t off; /* file offset of the frame */
 	uint64_t pos; /* where its bytes start in the bytes of every file */
 	uint32_t stored, raw; /* frame size, decoded size */
-	uint32_t check_stored, check_raw; /* low 32 bits of the xxh64 of the frame and of the decoded bytes */
+	uint32_t check; /* low 32 bits of the xxh64 of the decoded bytes */
 	uint8_t codec;
 };
 

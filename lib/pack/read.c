@@ -206,13 +206,11 @@ static int parse_blocks2(struct pack *p, struct cursor *c)
 		p->blocks[k].raw = (uint32_t)n;
 		pos += n;
 	}
-	const uint8_t *cs = take(c, 4 * (uint64_t)p->nblocks), *cr = take(c, 4 * (uint64_t)p->nblocks);
-	if (!cs || !cr)
+	const uint8_t *cs = take(c, 4 * (uint64_t)p->nblocks);
+	if (!cs)
 		return index_err(p, "cut in the block checksums");
-	for (size_t k = 0; k < p->nblocks; k++) {
-		p->blocks[k].check_stored = pack_get32(cs + 4 * k);
-		p->blocks[k].check_raw = pack_get32(cr + 4 * k);
-	}
+	for (size_t k = 0; k < p->nblocks; k++)
+		p->blocks[k].check = pack_get32(cs + 4 * k);
 	return 0;
 }
 
@@ -285,7 +283,7 @@ static int parse_index2(struct pack *p, const uint8_t *b, size_t len)
 {
 	struct cursor c = { b, b + len, 0 };
 	uint64_t n = num(&c), nb = num(&c);
-	if (c.bad || n > len / 6 || nb > len / 11) /* a member takes 6 bytes at least, a block 11 */
+	if (c.bad || n > len / 6 || nb > len / 7) /* a member takes 6 bytes at least, a block 7 */
 		return index_err(p, "impossible member or block count");
 	p->n = n;
 	p->nblocks = nb;
@@ -656,8 +654,6 @@ static int block_load2(struct block_reader *br, size_t k)
 		return block_err(br, b->off, (uint32_t)k, "out of memory");
 	if (read_at(p, s->stored, b->stored, b->off, "a block") < 0)
 		return -1;
-	if ((uint32_t)pack_hash(s->stored, b->stored) != b->check_stored)
-		return block_err(br, b->off, (uint32_t)k, "checksum mismatch");
 	uint8_t *dst = events ? s->cols : s->cache;
 	size_t got = unzstd2(p, dst, cap, s->stored, b->stored, b->codec & PACK2_CODEC_DICT);
 	if (ZSTD_isError(got))
@@ -669,8 +665,8 @@ static int block_load2(struct block_reader *br, size_t k)
 	} else if (got != b->raw) {
 		return block_err(br, b->off, (uint32_t)k, "decompressed to %zu bytes, expected %u", got, b->raw);
 	}
-	if ((uint32_t)pack_hash(s->cache, b->raw) != b->check_raw)
-		return block_err(br, b->off, (uint32_t)k, "content checksum mismatch");
+	if ((uint32_t)pack_hash(s->cache, b->raw) != b->check)
+		return block_err(br, b->off, (uint32_t)k, "checksum mismatch");
 	s->cached = k + 1;
 	return 0;
 }

@@ -36,7 +36,7 @@ struct job {
 	size_t raw_len, out_len, raw_cap, cols_cap, out_cap;
 	struct pack_seg *seg; /* the members' stretches in raw */
 	size_t nseg, seg_cap;
-	uint32_t check_raw, check_stored;
+	uint32_t check;
 	const char *err; /* zstd's reason, if compressing failed */
 	int done; /* compressed (under the pipeline's lock) */
 };
@@ -109,8 +109,7 @@ static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 	}
 	j->err = NULL;
 	j->out_len = r;
-	j->check_raw = (uint32_t)pack_hash(j->raw, j->raw_len);
-	j->check_stored = (uint32_t)pack_hash(j->out, r);
+	j->check = (uint32_t)pack_hash(j->raw, j->raw_len);
 }
 
 static void *worker_run(void *arg)
@@ -165,7 +164,7 @@ static int feed_fill(struct feed *f)
 /* A block written: what the index says of it. */
 struct wblock {
 	uint64_t stored, raw;
-	uint32_t check_stored, check_raw;
+	uint32_t check;
 	uint8_t codec;
 };
 
@@ -212,7 +211,7 @@ static int write_oldest(struct writer *w)
 		w->blocks = b;
 		w->blocks_cap = cap;
 	}
-	w->blocks[w->nblocks++] = (struct wblock){ j->out_len, j->raw_len, j->check_stored, j->check_raw, j->codec };
+	w->blocks[w->nblocks++] = (struct wblock){ j->out_len, j->raw_len, j->check, j->codec };
 	out_mem(&w->out, j->out, j->out_len);
 	w->done += j->raw_len;
 	if (w->o->progress)
@@ -306,8 +305,11 @@ static int pack_file(struct writer *w, struct pack_entry *e, struct feed *f)
 			return -1;
 		size_t head, room = PACK_BLOCK_TARGET > j->raw_len ? PACK_BLOCK_TARGET - j->raw_len : 0;
 		size_t cut = cut_at(f, stream, room, &head);
-		if (j->raw_len > 0 && (cut > room || cut == 0)) {
-			submit(w); /* the next bytes go whole into a new block */
+		/* The next bytes go whole into a new block, but for an event
+		 * bigger than any block: it needs no block of its own. */
+		int huge = cut > PACK_BLOCK_TARGET && j->raw_len + cut <= PACK_BLOCK_RAW_MAX;
+		if (j->raw_len > 0 && (cut == 0 || (cut > room && !huge))) {
+			submit(w);
 			continue;
 		}
 		if (append(j, f->buf, cut, stream, head) < 0) {
@@ -467,7 +469,7 @@ static const struct pack_entry *mtime_like(const struct writer *w, size_t k)
  * see FORMAT in docs/ovni-pack.1. */
 static uint8_t *index_bytes(struct writer *w, size_t *len)
 {
-	size_t cap = 20 + 29 * w->nblocks;
+	size_t cap = 20 + 25 * w->nblocks;
 	for (size_t i = 0; i < w->n; i++)
 		cap += 67 + strlen(w->e[i].path) + (w->e[i].target ? strlen(w->e[i].target) : 0);
 	uint8_t *b = malloc(cap), *p = b;
@@ -482,9 +484,7 @@ static uint8_t *index_bytes(struct writer *w, size_t *len)
 	for (size_t k = 0; k < w->nblocks; k++)
 		p = pack_varint_put(p, w->blocks[k].raw);
 	for (size_t k = 0; k < w->nblocks; k++, p += 4)
-		pack_put32(p, w->blocks[k].check_stored);
-	for (size_t k = 0; k < w->nblocks; k++, p += 4)
-		pack_put32(p, w->blocks[k].check_raw);
+		pack_put32(p, w->blocks[k].check);
 	for (size_t k = 0; k < w->n; k++)
 		*p++ = w->e[w->order[k]].type;
 	for (size_t k = 0; k < w->n; k++) /* how far back the directory holding it is */
