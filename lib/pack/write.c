@@ -35,7 +35,7 @@ struct job {
 	uint8_t *raw, *cols, *out; /* grown to the largest block seen */
 	size_t raw_len, out_len, raw_cap, cols_cap, out_cap;
 	struct pack_seg *seg; /* the members' stretches in raw */
-	size_t nseg, seg_cap;
+	size_t nseg, seg_cap, last; /* last: the entry of the last stretch */
 	uint32_t check;
 	const char *err; /* zstd's reason, if compressing failed */
 	int done; /* compressed (under the pipeline's lock) */
@@ -254,11 +254,18 @@ static struct job *current(struct writer *w)
 	return w->cur;
 }
 
-/* Appends n bytes of a member to the block being filled. */
-static int append(struct job *j, const uint8_t *p, size_t n, int stream, size_t head)
+/* Appends n bytes of entry e to the block being filled: a stretch, or
+ * more of the last one (a reader sees one stretch per member and block). */
+static int append(struct job *j, size_t e, const uint8_t *p, size_t n, int stream, size_t head)
 {
 	if (pack_grow(&j->raw, &j->raw_cap, j->raw_len + n) < 0)
 		return -1;
+	if (j->nseg && j->last == e) {
+		memcpy(j->raw + j->raw_len, p, n);
+		j->raw_len += n;
+		j->seg[j->nseg - 1].len += (uint32_t)n;
+		return 0;
+	}
 	if (j->nseg == j->seg_cap) {
 		size_t cap = j->seg_cap ? 2 * j->seg_cap : 64;
 		struct pack_seg *s = realloc(j->seg, cap * sizeof(*s));
@@ -270,6 +277,7 @@ static int append(struct job *j, const uint8_t *p, size_t n, int stream, size_t 
 	memcpy(j->raw + j->raw_len, p, n);
 	j->raw_len += n;
 	j->seg[j->nseg++] = (struct pack_seg){ (uint32_t)n, (uint32_t)head, (uint8_t)stream };
+	j->last = e;
 	if (stream)
 		j->codec = PACK_CODEC_EVENTS;
 	return 0;
@@ -312,7 +320,7 @@ static int pack_file(struct writer *w, struct pack_entry *e, struct feed *f)
 			submit(w);
 			continue;
 		}
-		if (append(j, f->buf, cut, stream, head) < 0) {
+		if (append(j, (size_t)(e - w->e), f->buf, cut, stream, head) < 0) {
 			msg_err("out of memory");
 			return -1;
 		}
