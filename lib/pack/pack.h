@@ -29,6 +29,7 @@
 /* Version 2: blocks are bare zstd frames described by the index. */
 #define PACK2_TRAILER_SIZE 24 /* u32 index stored size, u32 raw size, u32 check, u32 check, magic */
 #define PACK2_SMALL (256u << 10) /* files up to this size share blocks */
+#define PACK2_SHARED_TARGET PACK_BLOCK_RAW_MAX /* bytes of small files per block */
 #define PACK2_SMALL_INPUT (128u << 10) /* zstd input up to this size gets level PACK2_SMALL_LEVEL */
 #define PACK2_SMALL_LEVEL 19
 #define PACK2_SHARED_LEVEL 6 /* the least level of blocks holding several files */

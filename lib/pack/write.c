@@ -297,12 +297,15 @@ static size_t cut_at(struct feed *f, int stream, size_t room, size_t *head)
 	return *head + pack_cols_cut(f->buf + *head, f->fill - *head, room > *head ? room - *head : 0);
 }
 
-/* Every byte of entry e into blocks; a big file starts and ends its own blocks. */
+/* Every byte of entry e into blocks; a big file starts and ends its own
+ * blocks, small ones share bigger blocks (alike files, such as the
+ * stream.json of a thousand threads, compress against each other). */
 static int pack_file(struct writer *w, struct pack_entry *e, struct feed *f)
 {
 	int stream = pack_is_stream_name(e->path), big = e->size > PACK2_SMALL;
+	size_t target = big ? PACK_BLOCK_TARGET : PACK2_SHARED_TARGET;
 	struct job *j;
-	if ((big || (w->cur && w->cur->raw_len + e->size > PACK_BLOCK_TARGET)))
+	if ((big || (w->cur && w->cur->raw_len + e->size > target)))
 		submit(w);
 	while (1) {
 		if (feed_fill(f) < 0)
@@ -311,11 +314,11 @@ static int pack_file(struct writer *w, struct pack_entry *e, struct feed *f)
 			break;
 		if (!(j = current(w)))
 			return -1;
-		size_t head, room = PACK_BLOCK_TARGET > j->raw_len ? PACK_BLOCK_TARGET - j->raw_len : 0;
+		size_t head, room = target > j->raw_len ? target - j->raw_len : 0;
 		size_t cut = cut_at(f, stream, room, &head);
 		/* The next bytes go whole into a new block, but for an event
 		 * bigger than any block: it needs no block of its own. */
-		int huge = cut > PACK_BLOCK_TARGET && j->raw_len + cut <= PACK_BLOCK_RAW_MAX;
+		int huge = cut > target && j->raw_len + cut <= PACK_BLOCK_RAW_MAX;
 		if (j->raw_len > 0 && (cut == 0 || (cut > room && !huge))) {
 			submit(w);
 			continue;
@@ -327,7 +330,7 @@ static int pack_file(struct writer *w, struct pack_entry *e, struct feed *f)
 		memmove(f->buf, f->buf + cut, f->fill - cut);
 		f->fill -= cut;
 		f->off += cut;
-		if (j->raw_len >= PACK_BLOCK_TARGET)
+		if (j->raw_len >= target)
 			submit(w);
 	}
 	e->size = f->off; /* what was read counts, should the file have changed */
