@@ -252,6 +252,9 @@ for d in "$GOLDEN"/*/*/trace; do
 done
 [ "$bad" -eq 0 ] && ok "pack is never larger than pack --tar: every golden trace ($n)" ||
 	not_ok "pack is larger than pack --tar on $bad of $n golden traces"
+"$GEN" -n 300 -t 25 -p 8 -l 2 -k nanos6 "$TMP/crowd" >/dev/null
+smaller crowd "$TMP/crowd" && ok "pack is never larger than pack --tar: 400 small streams of 16 processes" ||
+	not_ok "pack is never larger than pack --tar: 400 small streams of 16 processes"
 CC=${HOSTCC:-gcc}
 if command -v "$CC" >/dev/null 2>&1 && $CC -O1 -pthread -o "$TMP/threads" "$TESTDIR/record/threads.c" &&
 	$CC -O1 -pthread -o "$TMP/procs" "$TESTDIR/record/procs.c" && $CC -O1 -pthread -o "$TMP/block" "$TESTDIR/instr/block.c"; then
