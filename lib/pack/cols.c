@@ -104,52 +104,46 @@ static inline void pay_undiff(uint8_t *dst, const uint8_t *diff, uint8_t *prev, 
 
 #define CLOCK_ESCAPE 0xffffffffu /* the step is in the exception column */
 
-/* The events at the start of a stream segment: their count and bytes. */
-static size_t seg_events(const uint8_t *p, size_t n, size_t *nev)
-{
-	size_t pos = 0, sz;
-	*nev = 0;
-	while ((sz = event_size(p + pos, n - pos))) {
-		pos += sz;
-		++*nev;
-	}
-	return pos;
-}
-
 size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t nseg, uint8_t *dst)
 {
-	/* First pass: the column sizes, so the second writes each in place. */
-	size_t nev = 0, nexc = 0, pay_len = 0, verb = 0, nstream = 0, off = 0;
+	/* First pass: the column sizes, so the second writes each in place;
+	 * each stream segment's event count goes in place at once. */
+	size_t nev = 0, nexc = 0, pay_len = 0, verb = 0, nstream = 0, off = 0, sz;
+	for (size_t s = 0; s < nseg; s++)
+		nstream += seg[s].stream;
+	uint8_t *counts = dst + COLS_HEADER;
 	uint64_t prev = 0, clock;
 	for (size_t s = 0; s < nseg; off += seg[s++].len) {
 		if (!seg[s].stream) {
 			verb += seg[s].len;
 			continue;
 		}
-		nstream++;
-		size_t k, evb = seg_events(src + off + seg[s].head, seg[s].len - seg[s].head, &k);
-		verb += seg[s].len - evb;
-		nev += k;
-		for (size_t pos = off + seg[s].head; pos < off + seg[s].head + evb;) {
-			size_t sz = ev_size(src + pos);
+		size_t pos = off + seg[s].head, end = off + seg[s].len, k = 0;
+		while ((sz = event_size(src + pos, end - pos))) {
 			memcpy(&clock, src + pos + 4, 8);
 			nexc += pack_zigzag((int64_t)(clock - prev)) >= CLOCK_ESCAPE;
 			prev = clock;
 			pay_len += sz - EV_HEADER_SIZE;
 			pos += sz;
+			k++;
 		}
+		verb += seg[s].head + (end - pos);
+		nev += k;
+		pack_put32(counts, (uint32_t)k);
+		counts += 4;
 	}
 	size_t clk_len = 4 * nev + 8 * nexc;
 	pack_put32(dst, (uint32_t)nev);
 	pack_put32(dst + 4, (uint32_t)clk_len);
 	pack_put32(dst + 8, (uint32_t)pay_len);
 	pack_put32(dst + 12, (uint32_t)verb);
-	uint8_t *counts = dst + COLS_HEADER, *hdr = counts + 4 * nstream, *plane = hdr + 4 * nev;
+	uint8_t *hdr = counts, *plane = hdr + 4 * nev;
 	uint8_t *exc = plane + 4 * nev, *pay = exc + 8 * nexc, *raw = pay + pay_len;
 	struct last last;
 	memset(last.key, 0xff, sizeof(last.key)); /* no MCV has flags 0xff */
 	prev = 0;
 	off = 0;
+	counts = dst + COLS_HEADER;
 	size_t i = 0;
 	for (size_t s = 0; s < nseg; off += seg[s++].len) {
 		const uint8_t *p = src + off, *end = p + seg[s].len;
@@ -161,11 +155,10 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 		memcpy(raw, p, seg[s].head);
 		raw += seg[s].head;
 		p += seg[s].head;
-		size_t k, evb = seg_events(p, (size_t)(end - p), &k);
-		pack_put32(counts, (uint32_t)k);
+		size_t k = pack_get32(counts);
 		counts += 4;
-		for (const uint8_t *evend = p + evb; p < evend; i++) {
-			size_t sz = ev_size(p);
+		for (size_t last_ev = i + k; i < last_ev; i++) {
+			sz = ev_size(p);
 			memcpy(hdr, p, 4);
 			hdr += 4;
 			memcpy(&clock, p + 4, 8);
