@@ -12,7 +12,8 @@
  * clock column size, u32 payload column size, u32 verbatim size, u32
  * events of each stream segment (version 2), the columns, the verbatim
  * bytes. Version 1 had one segment and unsigned clock steps; version 2
- * steps are signed (zigzag), as kernel events step back. */
+ * steps are signed (two's complement in the 32 bits, sign-extended), as
+ * kernel events step back. */
 #include <string.h>
 
 #include "base/event.h"
@@ -104,6 +105,12 @@ static inline void pay_undiff(uint8_t *dst, const uint8_t *diff, uint8_t *prev, 
 
 #define CLOCK_ESCAPE 0xffffffffu /* the step is in the exception column */
 
+/* A signed step goes in the planes if it fits in 32 bits and is not the escape. */
+static inline int step_fits(uint64_t step)
+{
+	return (int64_t)step == (int64_t)(int32_t)(uint32_t)step && (uint32_t)step != CLOCK_ESCAPE;
+}
+
 size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t nseg, uint8_t *dst)
 {
 	/* First pass: the column sizes, so the second writes each in place;
@@ -121,7 +128,7 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 		size_t pos = off + seg[s].head, end = off + seg[s].len, k = 0;
 		while ((sz = event_size(src + pos, end - pos))) {
 			memcpy(&clock, src + pos + 4, 8);
-			nexc += pack_zigzag((int64_t)(clock - prev)) >= CLOCK_ESCAPE;
+			nexc += !step_fits(clock - prev);
 			prev = clock;
 			pay_len += sz - EV_HEADER_SIZE;
 			pos += sz;
@@ -162,9 +169,9 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 			memcpy(hdr, p, 4);
 			hdr += 4;
 			memcpy(&clock, p + 4, 8);
-			uint64_t step = pack_zigzag((int64_t)(clock - prev));
+			uint64_t step = clock - prev;
 			prev = clock;
-			if (step >= CLOCK_ESCAPE) {
+			if (!step_fits(step)) {
 				pack_put64(exc, step);
 				exc += 8;
 				step = CLOCK_ESCAPE;
@@ -182,6 +189,14 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 		raw += end - p;
 	}
 	return (size_t)(raw - dst);
+}
+
+void pack_cols_columns(const uint8_t *enc, size_t nstream, size_t at[4])
+{
+	at[0] = COLS_HEADER + 4 * nstream;
+	at[1] = at[0] + 4 * (size_t)pack_get32(enc);
+	at[2] = at[1] + pack_get32(enc + 4);
+	at[3] = at[2] + pack_get32(enc + 8);
 }
 
 int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, int v1, uint8_t *dst,
@@ -229,8 +244,10 @@ int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, s
 					return -1;
 				step = pack_get64(exc);
 				exc += 8;
+			} else if (!v1) { /* sign-extended */
+				step = (uint64_t)(int64_t)(int32_t)(uint32_t)step;
 			}
-			clock += v1 ? step : (uint64_t)pack_unzigzag(step);
+			clock += step;
 			size_t psize;
 			if (hdr[0] & EV_FLAG_JUMBO) {
 				if (pay_end - pay < 4)

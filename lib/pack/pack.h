@@ -102,6 +102,9 @@ struct pack_seg {
  * bytes) and returns the encoded size; nothing is lost whatever the bytes. */
 size_t pack_cols_bound(size_t n, size_t nseg);
 size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t nseg, uint8_t *dst);
+/* Where the columns of an encoding with nstream stream segments start: the
+ * flags and MCV, the clock, the payloads, the verbatim bytes. */
+void pack_cols_columns(const uint8_t *enc, size_t nstream, size_t at[4]);
 /* Rebuilds exactly raw_size bytes into dst; returns 0, or -1 (with a reason
  * in *why) when src is not a valid encoding. v1: the version 1 layout (one
  * segment, no event counts, clock steps unsigned). */

@@ -71,17 +71,39 @@ static int level_for(size_t n, int level, int shared)
 }
 
 /* Bare frames: the index knows the sizes, and the checksums are ours. */
+/* The fast strategies (levels 1 to 4) can lose a factor of two on a block
+ * of columns whose clock plane is one repeated byte (a tight loop's steps),
+ * depending on the byte: ending a zstd block at each column avoids it. */
+#define LEVEL_FAST_MAX 4
+
 static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int level, int shared,
-			 int dict)
+			 int dict, const size_t cuts[4])
 {
+	int l = level_for(n, level, shared);
 	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level_for(n, level, shared));
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, l);
 	if (dict)
 		ZSTD_CCtx_refPrefix(cctx, pack_dict, pack_dict_size);
-	return ZSTD_compress2(cctx, dst, cap, src, n);
+	if (!cuts || l > LEVEL_FAST_MAX)
+		return ZSTD_compress2(cctx, dst, cap, src, n);
+	ZSTD_CCtx_setPledgedSrcSize(cctx, n);
+	ZSTD_outBuffer out = { dst, cap, 0 };
+	size_t from = 0;
+	for (int i = 0; i <= 4; i++) {
+		size_t to = i < 4 ? cuts[i] : n;
+		ZSTD_inBuffer in = { (const uint8_t *)src + from, to - from, 0 };
+		size_t left;
+		do
+			left = ZSTD_compressStream2(cctx, &out, &in, i < 4 ? ZSTD_e_flush : ZSTD_e_end);
+		while (left && !ZSTD_isError(left));
+		if (ZSTD_isError(left))
+			return left;
+		from = to;
+	}
+	return out.pos;
 }
 
 static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
@@ -93,16 +115,21 @@ static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 		j->err = "out of memory";
 		return;
 	}
+	size_t cuts[4], nstream = 0;
+	int texts = 0; /* stream.json and other metadata: what the dictionary holds */
+	for (size_t i = 0; i < j->nseg; i++) {
+		nstream += j->seg[i].stream;
+		texts |= !j->seg[i].stream;
+	}
 	if (j->codec & PACK_CODEC_EVENTS) {
 		n = pack_cols_encode(j->raw, j->seg, j->nseg, j->cols);
 		src = j->cols;
+		pack_cols_columns(j->cols, nstream, cuts);
 	}
-	int texts = 0; /* stream.json and other metadata: what the dictionary holds */
-	for (size_t i = 0; i < j->nseg && !texts; i++)
-		texts = !j->seg[i].stream;
 	if (n <= PACK2_SMALL_INPUT || texts)
 		j->codec |= PACK2_CODEC_DICT;
-	size_t r = zstd_frame(cctx, j->out, j->out_cap, src, n, level, j->nseg > 1, j->codec & PACK2_CODEC_DICT);
+	size_t r = zstd_frame(cctx, j->out, j->out_cap, src, n, level, j->nseg > 1, j->codec & PACK2_CODEC_DICT,
+			      j->codec & PACK_CODEC_EVENTS ? cuts : NULL);
 	if (ZSTD_isError(r)) {
 		j->err = ZSTD_getErrorName(r);
 		return;
@@ -545,7 +572,7 @@ static int write_index(struct writer *w)
 		free(b);
 		return -1;
 	}
-	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level, 1, 1);
+	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level, 1, 1, NULL);
 	if (ZSTD_isError(zlen) || len > UINT32_MAX || zlen > UINT32_MAX) {
 		msg_err("%s: cannot compress the index: %s", w->out.name,
 			ZSTD_isError(zlen) ? ZSTD_getErrorName(zlen) : "too big");
