@@ -854,9 +854,8 @@ static uint64_t total_size(struct pack *p)
 int pack_verify(struct pack *p, pack_progress_fn progress, void *arg)
 {
 	uint64_t done = 0, total = total_size(p);
-	int rc = 0;
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) /* the first error only: a shared block would repeat it per member */
 		if (pack_member_each(p, &p->members[i], NULL, NULL, progress, arg, &done, total) < 0)
-			rc = -1;
-	return rc;
+			return -1;
+	return 0;
 }
