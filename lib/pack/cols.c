@@ -115,9 +115,7 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 {
 	/* First pass: the column sizes, so the second writes each in place;
 	 * each stream segment's event count goes in place at once. */
-	size_t nev = 0, nexc = 0, pay_len = 0, verb = 0, nstream = 0, off = 0, sz;
-	for (size_t s = 0; s < nseg; s++)
-		nstream += seg[s].stream;
+	size_t nev = 0, nexc = 0, pay_len = 0, verb = 0, off = 0, sz;
 	uint8_t *counts = dst + COLS_HEADER;
 	uint64_t prev = 0, clock;
 	for (size_t s = 0; s < nseg; off += seg[s++].len) {
