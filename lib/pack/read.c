@@ -236,8 +236,8 @@ static int parse_paths2(struct pack *p, struct cursor *c, size_t *parent)
 		const char *up = parent[i] == SIZE_MAX ? "" : p->members[parent[i]].path;
 		size_t ul = strlen(up) + (*up != '\0');
 		const uint8_t *name;
-		if (len[i] == 0 || len[i] > PACK_PATH_MAX - ul || !(name = take(c, len[i])) || memchr(name, '\0', len[i]) ||
-		    memchr(name, '/', len[i])) {
+		if (len[i] == 0 || len[i] > PACK_PATH_MAX || ul + len[i] > PACK_PATH_MAX || !(name = take(c, len[i])) ||
+		    memchr(name, '\0', len[i]) || memchr(name, '/', len[i])) {
 			free(len);
 			return index_err(p, "member %zu: bad name", i);
 		}
