@@ -70,14 +70,15 @@ static int level_for(size_t n, int level, int shared)
 	return level < min ? min : level;
 }
 
-/* Bare frames: the index knows the sizes, and the checksums are ours. */
 /* The fast strategies (levels 1 to 4) can lose a factor of two on a block
  * of columns whose clock plane is one repeated byte (a tight loop's steps),
  * depending on the byte: ending a zstd block at each column avoids it. */
 #define LEVEL_FAST_MAX 4
 
+/* Bare frames: the index knows the sizes, and the checksums are ours.
+ * Returns the frame size, or 0 with the reason in *why. */
 static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int level, int shared,
-			 int dict, const size_t cuts[4])
+			 int dict, const size_t cuts[4], const char **why)
 {
 	int l = level_for(n, level, shared);
 	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
@@ -87,22 +88,27 @@ static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, l);
 	if (dict)
 		ZSTD_CCtx_refPrefix(cctx, pack_dict, pack_dict_size);
-	if (!cuts || l > LEVEL_FAST_MAX)
-		return ZSTD_compress2(cctx, dst, cap, src, n);
+	if (!cuts || l > LEVEL_FAST_MAX) {
+		size_t r = ZSTD_compress2(cctx, dst, cap, src, n);
+		*why = ZSTD_isError(r) ? ZSTD_getErrorName(r) : NULL;
+		return *why ? 0 : r;
+	}
 	ZSTD_CCtx_setPledgedSrcSize(cctx, n);
 	ZSTD_outBuffer out = { dst, cap, 0 };
 	size_t from = 0;
 	for (int i = 0; i <= 4; i++) {
-		size_t to = i < 4 ? cuts[i] : n;
+		size_t to = i < 4 ? cuts[i] : n, left;
 		ZSTD_inBuffer in = { (const uint8_t *)src + from, to - from, 0 };
-		size_t left;
 		do
 			left = ZSTD_compressStream2(cctx, &out, &in, i < 4 ? ZSTD_e_flush : ZSTD_e_end);
-		while (left && !ZSTD_isError(left));
-		if (ZSTD_isError(left))
-			return left;
+		while (left && !ZSTD_isError(left) && out.pos < out.size);
+		if (ZSTD_isError(left) || left) {
+			*why = ZSTD_isError(left) ? ZSTD_getErrorName(left) : "no room for the frame";
+			return 0;
+		}
 		from = to;
 	}
+	*why = NULL;
 	return out.pos;
 }
 
@@ -129,12 +135,9 @@ static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 	if (n <= PACK2_SMALL_INPUT || texts)
 		j->codec |= PACK2_CODEC_DICT;
 	size_t r = zstd_frame(cctx, j->out, j->out_cap, src, n, level, j->nseg > 1, j->codec & PACK2_CODEC_DICT,
-			      j->codec & PACK_CODEC_EVENTS ? cuts : NULL);
-	if (ZSTD_isError(r)) {
-		j->err = ZSTD_getErrorName(r);
+			      j->codec & PACK_CODEC_EVENTS ? cuts : NULL, &j->err);
+	if (j->err)
 		return;
-	}
-	j->err = NULL;
 	j->out_len = r;
 	j->check = (uint32_t)pack_hash(j->raw, j->raw_len);
 }
@@ -572,10 +575,10 @@ static int write_index(struct writer *w)
 		free(b);
 		return -1;
 	}
-	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level, 1, 1, NULL);
-	if (ZSTD_isError(zlen) || len > UINT32_MAX || zlen > UINT32_MAX) {
-		msg_err("%s: cannot compress the index: %s", w->out.name,
-			ZSTD_isError(zlen) ? ZSTD_getErrorName(zlen) : "too big");
+	const char *why;
+	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level, 1, 1, NULL, &why);
+	if (why || len > UINT32_MAX || zlen > UINT32_MAX) {
+		msg_err("%s: cannot compress the index: %s", w->out.name, why ? why : "too big");
 		free(b);
 		free(z);
 		return -1;
