@@ -136,7 +136,7 @@ oom:
 	return -1;
 }
 
-/* Reads the whole of a version 2 index, a zstd frame checked twice. */
+/* A cursor over a version 2 index: bad once anything runs past its end. */
 struct cursor {
 	const uint8_t *q, *end;
 	int bad;
