@@ -1,13 +1,19 @@
-/* The column transform of stream.obs blocks: events are split into a
+/* The column transform of stream.obs bytes: events are split into a
  * header column (flags + MCV, 4 bytes each), a clock column (the step from
  * the previous clock as 4 byte planes, low bytes first; steps that do not
  * fit in 32 bits are 0xffffffff there and follow as u64 exceptions) and a
  * payload column, so that zstd sees alike bytes together. A normal event's
  * payload is stored as its difference (per 32-bit word, then per byte) to
  * the payload of the last event with the same flags and MCV in the block:
- * counters such as task ids become constants. Encoded block: u32 events, u32 clock
- * column size, u32 payload column size, u32 tail size, then the columns and
- * the tail (the bytes after the last whole event, verbatim). */
+ * counters such as task ids become constants. A block holds segments (a
+ * stretch of one member each); the events of every stream segment share
+ * the columns, and the bytes that are not events (stream headers, cut
+ * events, other files) follow verbatim. Encoded block: u32 events, u32
+ * clock column size, u32 payload column size, u32 verbatim size, u32
+ * events of each stream segment (version 2), the columns, the verbatim
+ * bytes. Version 1 had one segment and unsigned clock steps; version 2
+ * steps are signed (two's complement in the 32 bits, sign-extended), as
+ * kernel events step back. */
 #include <string.h>
 
 #include "base/event.h"
@@ -37,9 +43,9 @@ size_t pack_cols_cut(const uint8_t *buf, size_t n, size_t max)
 	return pos;
 }
 
-size_t pack_cols_bound(size_t n)
+size_t pack_cols_bound(size_t n, size_t nseg)
 {
-	return COLS_HEADER + 2 * n;
+	return COLS_HEADER + 4 * nseg + 2 * n;
 }
 
 /* The last payload of each flags+MCV, in a small table; a collision just
@@ -99,105 +105,176 @@ static inline void pay_undiff(uint8_t *dst, const uint8_t *diff, uint8_t *prev, 
 
 #define CLOCK_ESCAPE 0xffffffffu /* the step is in the exception column */
 
-size_t pack_cols_encode(const uint8_t *src, size_t n, uint8_t *dst)
+/* A signed step goes in the planes if it fits in 32 bits and is not the escape. */
+static inline int step_fits(uint64_t step)
 {
-	/* First pass: the column sizes, so the second writes each in place. */
-	size_t pos = 0, nev = 0, nexc = 0, pay_len = 0, sz;
+	return (int64_t)step == (int64_t)(int32_t)(uint32_t)step && (uint32_t)step != CLOCK_ESCAPE;
+}
+
+size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t nseg, uint8_t *dst)
+{
+	/* First pass: the column sizes, so the second writes each in place;
+	 * each stream segment's event count goes in place at once. */
+	size_t nev = 0, nexc = 0, pay_len = 0, verb = 0, off = 0, sz;
+	uint8_t *counts = dst + COLS_HEADER;
 	uint64_t prev = 0, clock;
-	while ((sz = event_size(src + pos, n - pos))) {
-		memcpy(&clock, src + pos + 4, 8);
-		nexc += clock - prev >= CLOCK_ESCAPE;
-		prev = clock;
-		pay_len += sz - EV_HEADER_SIZE;
-		pos += sz;
-		nev++;
+	for (size_t s = 0; s < nseg; off += seg[s++].len) {
+		if (!seg[s].stream) {
+			verb += seg[s].len;
+			continue;
+		}
+		size_t pos = off + seg[s].head, end = off + seg[s].len, k = 0;
+		while ((sz = event_size(src + pos, end - pos))) {
+			memcpy(&clock, src + pos + 4, 8);
+			nexc += !step_fits(clock - prev);
+			prev = clock;
+			pay_len += sz - EV_HEADER_SIZE;
+			pos += sz;
+			k++;
+		}
+		verb += seg[s].head + (end - pos);
+		nev += k;
+		pack_put32(counts, (uint32_t)k);
+		counts += 4;
 	}
-	size_t tail = n - pos, clk_len = 4 * nev + 8 * nexc;
+	size_t clk_len = 4 * nev + 8 * nexc;
 	pack_put32(dst, (uint32_t)nev);
 	pack_put32(dst + 4, (uint32_t)clk_len);
 	pack_put32(dst + 8, (uint32_t)pay_len);
-	pack_put32(dst + 12, (uint32_t)tail);
-	uint8_t *hdr = dst + COLS_HEADER, *plane = hdr + 4 * nev, *exc = plane + 4 * nev;
-	uint8_t *pay = exc + 8 * nexc;
+	pack_put32(dst + 12, (uint32_t)verb);
+	uint8_t *hdr = counts, *plane = hdr + 4 * nev;
+	uint8_t *exc = plane + 4 * nev, *pay = exc + 8 * nexc, *raw = pay + pay_len;
 	struct last last;
 	memset(last.key, 0xff, sizeof(last.key)); /* no MCV has flags 0xff */
 	prev = 0;
-	pos = 0;
-	for (size_t i = 0; i < nev; i++) {
-		const uint8_t *e = src + pos;
-		sz = event_size(e, n - pos);
-		memcpy(hdr, e, 4);
-		hdr += 4;
-		memcpy(&clock, e + 4, 8);
-		uint64_t step = clock - prev;
-		prev = clock;
-		if (step >= CLOCK_ESCAPE) {
-			pack_put64(exc, step);
-			exc += 8;
-			step = CLOCK_ESCAPE;
+	off = 0;
+	counts = dst + COLS_HEADER;
+	size_t i = 0;
+	for (size_t s = 0; s < nseg; off += seg[s++].len) {
+		const uint8_t *p = src + off, *end = p + seg[s].len;
+		if (!seg[s].stream) {
+			memcpy(raw, p, seg[s].len);
+			raw += seg[s].len;
+			continue;
 		}
-		for (int b = 0; b < 4; b++)
-			plane[b * nev + i] = (uint8_t)(step >> (8 * b));
-		if (e[0] & EV_FLAG_JUMBO)
-			memcpy(pay, e + EV_HEADER_SIZE, sz - EV_HEADER_SIZE);
-		else if (sz > EV_HEADER_SIZE)
-			pay_diff(pay, e + EV_HEADER_SIZE, last_of(&last, e), sz - EV_HEADER_SIZE);
-		pay += sz - EV_HEADER_SIZE;
-		pos += sz;
+		memcpy(raw, p, seg[s].head);
+		raw += seg[s].head;
+		p += seg[s].head;
+		size_t k = pack_get32(counts);
+		counts += 4;
+		for (size_t last_ev = i + k; i < last_ev; i++) {
+			sz = ev_size(p);
+			memcpy(hdr, p, 4);
+			hdr += 4;
+			memcpy(&clock, p + 4, 8);
+			uint64_t step = clock - prev;
+			prev = clock;
+			if (!step_fits(step)) {
+				pack_put64(exc, step);
+				exc += 8;
+				step = CLOCK_ESCAPE;
+			}
+			for (int b = 0; b < 4; b++)
+				plane[b * nev + i] = (uint8_t)(step >> (8 * b));
+			if (p[0] & EV_FLAG_JUMBO)
+				memcpy(pay, p + EV_HEADER_SIZE, sz - EV_HEADER_SIZE);
+			else if (sz > EV_HEADER_SIZE)
+				pay_diff(pay, p + EV_HEADER_SIZE, last_of(&last, p), sz - EV_HEADER_SIZE);
+			pay += sz - EV_HEADER_SIZE;
+			p += sz;
+		}
+		memcpy(raw, p, (size_t)(end - p));
+		raw += end - p;
 	}
-	memcpy(pay, src + pos, tail);
-	return COLS_HEADER + 4 * nev + clk_len + pay_len + tail;
+	return (size_t)(raw - dst);
 }
 
-int pack_cols_decode(const uint8_t *src, size_t n, uint8_t *dst, size_t raw_size, const char **why)
+void pack_cols_columns(const uint8_t *enc, size_t nstream, size_t at[4])
+{
+	at[0] = COLS_HEADER + 4 * nstream;
+	at[1] = at[0] + 4 * (size_t)pack_get32(enc);
+	at[2] = at[1] + pack_get32(enc + 4);
+	at[3] = at[2] + pack_get32(enc + 8);
+}
+
+int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, int v1, uint8_t *dst,
+		     size_t raw_size, const char **why)
 {
 	*why = "bad column sizes";
 	if (n < COLS_HEADER)
 		return -1;
 	uint64_t nev = pack_get32(src), clk_len = pack_get32(src + 4);
-	uint64_t pay_len = pack_get32(src + 8), tail = pack_get32(src + 12);
-	if (COLS_HEADER + 4 * nev + clk_len + pay_len + tail != n || clk_len < 4 * nev || (clk_len - 4 * nev) % 8)
+	uint64_t pay_len = pack_get32(src + 8), verb = pack_get32(src + 12), nstream = 0;
+	for (size_t s = 0; s < nseg && !v1; s++)
+		nstream += seg[s].stream;
+	if (COLS_HEADER + 4 * nstream + 4 * nev + clk_len + pay_len + verb != n || clk_len < 4 * nev ||
+	    (clk_len - 4 * nev) % 8)
 		return -1;
-	const uint8_t *hdr = src + COLS_HEADER, *plane = hdr + 4 * nev, *exc = plane + 4 * nev;
-	const uint8_t *exc_end = plane + clk_len, *pay = exc_end, *pay_end = pay + pay_len;
+	const uint8_t *counts = src + COLS_HEADER, *hdr = counts + 4 * nstream, *plane = hdr + 4 * nev;
+	const uint8_t *exc = plane + 4 * nev, *exc_end = plane + clk_len, *pay = exc_end, *pay_end = pay + pay_len;
+	const uint8_t *raw = pay_end, *raw_end = src + n;
 	uint8_t *out = dst, *out_end = dst + raw_size;
-	uint64_t clock = 0;
+	uint64_t clock = 0, i = 0;
 	struct last last;
 	memset(last.key, 0xff, sizeof(last.key));
 	*why = "events do not fit the block";
-	for (uint64_t i = 0; i < nev; i++, hdr += 4) {
-		uint64_t step = (uint64_t)plane[i] | (uint64_t)plane[nev + i] << 8 | (uint64_t)plane[2 * nev + i] << 16 |
-				(uint64_t)plane[3 * nev + i] << 24;
-		if (step == CLOCK_ESCAPE) {
-			if (exc == exc_end)
-				return -1;
-			step = pack_get64(exc);
-			exc += 8;
-		}
-		clock += step;
-		size_t psize;
-		if (hdr[0] & EV_FLAG_JUMBO) {
-			if (pay_end - pay < 4)
-				return -1;
-			uint32_t len;
-			memcpy(&len, pay, 4);
-			psize = 4 + (size_t)len;
-		} else {
-			psize = EV_PAYLOAD_SIZE(hdr[0] & 0x0f);
-		}
-		if ((size_t)(pay_end - pay) < psize || (size_t)(out_end - out) < EV_HEADER_SIZE + psize)
+	for (size_t s = 0; s < nseg; s++) {
+		if ((size_t)(out_end - out) < seg[s].len || seg[s].head > seg[s].len)
 			return -1;
-		memcpy(out, hdr, 4);
-		memcpy(out + 4, &clock, 8);
-		if (hdr[0] & EV_FLAG_JUMBO)
-			memcpy(out + EV_HEADER_SIZE, pay, psize);
-		else if (psize)
-			pay_undiff(out + EV_HEADER_SIZE, pay, last_of(&last, hdr), psize);
-		out += EV_HEADER_SIZE + psize;
-		pay += psize;
+		uint8_t *seg_end = out + seg[s].len;
+		size_t head = seg[s].stream ? seg[s].head : seg[s].len;
+		if ((size_t)(raw_end - raw) < head)
+			return -1;
+		memcpy(out, raw, head);
+		out += head;
+		raw += head;
+		if (!seg[s].stream)
+			continue;
+		uint64_t k = v1 ? nev : pack_get32(counts);
+		counts += 4;
+		if (k > nev - i)
+			return -1;
+		for (uint64_t last_ev = i + k; i < last_ev; i++, hdr += 4) {
+			uint64_t step = (uint64_t)plane[i] | (uint64_t)plane[nev + i] << 8 |
+					(uint64_t)plane[2 * nev + i] << 16 | (uint64_t)plane[3 * nev + i] << 24;
+			if (step == CLOCK_ESCAPE) {
+				if (exc == exc_end)
+					return -1;
+				step = pack_get64(exc);
+				exc += 8;
+			} else if (!v1) { /* sign-extended */
+				step = (uint64_t)(int64_t)(int32_t)(uint32_t)step;
+			}
+			clock += step;
+			size_t psize;
+			if (hdr[0] & EV_FLAG_JUMBO) {
+				if (pay_end - pay < 4)
+					return -1;
+				uint32_t len;
+				memcpy(&len, pay, 4);
+				psize = 4 + (size_t)len;
+			} else {
+				psize = EV_PAYLOAD_SIZE(hdr[0] & 0x0f);
+			}
+			if ((size_t)(pay_end - pay) < psize || (size_t)(seg_end - out) < EV_HEADER_SIZE + psize)
+				return -1;
+			memcpy(out, hdr, 4);
+			memcpy(out + 4, &clock, 8);
+			if (hdr[0] & EV_FLAG_JUMBO)
+				memcpy(out + EV_HEADER_SIZE, pay, psize);
+			else if (psize)
+				pay_undiff(out + EV_HEADER_SIZE, pay, last_of(&last, hdr), psize);
+			out += EV_HEADER_SIZE + psize;
+			pay += psize;
+		}
+		size_t tail = (size_t)(seg_end - out);
+		if ((size_t)(raw_end - raw) < tail)
+			return -1;
+		memcpy(out, raw, tail);
+		out += tail;
+		raw += tail;
 	}
-	if (exc != exc_end || pay != pay_end || (size_t)(out_end - out) != tail)
+	if (i != nev || exc != exc_end || pay != pay_end || raw != raw_end || out != out_end)
 		return -1;
-	memcpy(out, pay_end, tail);
 	return 0;
 }

@@ -14,19 +14,35 @@
 
 #define PACK_MAGIC "OVNIPACK"
 #define PACK_END_MAGIC "OVNIPEND"
-#define PACK_VERSION 1u
+#define PACK_VERSION 2u /* written; version 1 is still read */
 #define PACK_HEADER_SIZE 16 /* magic, u32 version, u32 zero */
-#define PACK_TRAILER_SIZE 32 /* u64 index offset, u64 size, u64 xxh64, magic */
-#define PACK_BLOCK_MAGIC "OBLK"
-#define PACK_BLOCK_HEADER_SIZE 48
-#define PACK_INDEX_MAGIC "OIDX"
 #define PACK_BLOCK_TARGET (1u << 20) /* member bytes per block: bounds reader memory */
 #define PACK_BLOCK_RAW_MAX (4u << 20) /* a block holds one whole jumbo event at most this big */
 #define PACK_PATH_MAX 4095
 
+/* Version 1: a 48-byte header before each block, the index plain. */
+#define PACK1_TRAILER_SIZE 32 /* u64 index offset, u64 size, u64 xxh64, magic */
+#define PACK1_BLOCK_MAGIC "OBLK"
+#define PACK1_BLOCK_HEADER_SIZE 48
+#define PACK1_INDEX_MAGIC "OIDX"
+
+/* Version 2: blocks are bare zstd frames described by the index. */
+#define PACK2_TRAILER_SIZE 24 /* u32 index stored size, u32 raw size, u32 check, u32 check, magic */
+#define PACK2_SMALL (256u << 10) /* files up to this size share blocks */
+#define PACK2_SHARED_TARGET PACK_BLOCK_RAW_MAX /* bytes of small files per block */
+#define PACK2_SMALL_INPUT (128u << 10) /* zstd input up to this size gets level PACK2_SMALL_LEVEL */
+#define PACK2_SMALL_LEVEL 19
+#define PACK2_SHARED_LEVEL 6 /* the least level of blocks holding several files */
+#define PACK2_STREAM_HEAD 8 /* the stream header, kept verbatim */
+
+/* The zstd dictionary of every version 2 frame (lib/pack/dict.c). */
+extern const char pack_dict[];
+extern const size_t pack_dict_size;
+
 enum pack_codec {
 	PACK_CODEC_ZSTD = 0, /* the bytes, zstd-compressed */
 	PACK_CODEC_EVENTS = 1, /* stream.obs events split into columns, then zstd */
+	PACK2_CODEC_DICT = 2, /* version 2, a flag: the frame refers to the dictionary */
 };
 
 enum pack_type { PACK_FILE = 0, PACK_DIR = 1, PACK_LINK = 2 };
@@ -38,33 +54,62 @@ struct pack_member {
 	char *path; /* relative, '/'-separated, no "." or ".." parts */
 	char *target; /* PACK_LINK: where the link points */
 	uint8_t type;
+	uint8_t is_stream; /* named stream.obs: its bytes go through the event columns */
 	uint32_t mode; /* permission bits (07777) */
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	uint64_t size; /* PACK_FILE: bytes */
-	uint32_t nblocks;
-	uint64_t *blocks; /* file offset of each block, in member order */
+	uint32_t nblocks; /* version 1: the member's own blocks */
+	uint64_t *blocks; /* version 1: file offset of each block, in member order */
+	uint64_t pos; /* version 2: where its bytes start in the bytes of every file, in index order */
+};
+
+/* A version 2 block: a zstd frame holding the next raw bytes of the files. */
+struct pack_block {
+	uint64_t off; /* file offset of the frame */
+	uint64_t pos; /* where its bytes start in the bytes of every file */
+	uint32_t stored, raw; /* frame size, decoded size */
+	uint32_t check; /* low 32 bits of the xxh64 of the decoded bytes */
+	uint8_t codec;
 };
 
 struct pack {
 	char *path; /* the archive, for messages */
 	int fd;
+	unsigned version;
 	uint64_t file_size, index_offset;
 	size_t n;
 	struct pack_member *members;
 	struct pack_member **by_path; /* members sorted by path, for pack_find */
-	struct pack_scratch *scratch; /* decoding buffers shared by every member: one thread reads */
+	size_t nblocks; /* version 2 */
+	struct pack_block *blocks;
+	size_t nfiles; /* version 2: the file members in index order, which is their bytes' order */
+	struct pack_member **files;
+	struct pack_scratch *scratch; /* decoding buffers and the last block decoded, shared by every member: one thread reads */
 };
 
-/* Column transform of stream events (lib/pack_cols.c). pack_cols_encode
- * writes the block of n raw bytes starting at an event boundary into dst
- * (pack_cols_bound(n) bytes); bytes that do not parse as events are kept
- * verbatim. Returns the encoded size. */
-size_t pack_cols_bound(size_t n);
-size_t pack_cols_encode(const uint8_t *src, size_t n, uint8_t *dst);
+/* A stretch of one member inside a block, as the column transform sees it:
+ * a stream's bytes are its first head bytes verbatim (the stream header),
+ * then events, then whatever does not parse as events; other files' bytes
+ * are verbatim. */
+struct pack_seg {
+	uint32_t len, head;
+	uint8_t stream;
+};
+
+/* Column transform of stream events (lib/pack/cols.c). pack_cols_encode
+ * writes the n = sum of seg[].len bytes at src into dst (pack_cols_bound
+ * bytes) and returns the encoded size; nothing is lost whatever the bytes. */
+size_t pack_cols_bound(size_t n, size_t nseg);
+size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t nseg, uint8_t *dst);
+/* Where the columns of an encoding with nstream stream segments start: the
+ * flags and MCV, the clock, the payloads, the verbatim bytes. */
+void pack_cols_columns(const uint8_t *enc, size_t nstream, size_t at[4]);
 /* Rebuilds exactly raw_size bytes into dst; returns 0, or -1 (with a reason
- * in *why) when src is not a valid encoding. */
-int pack_cols_decode(const uint8_t *src, size_t n, uint8_t *dst, size_t raw_size, const char **why);
+ * in *why) when src is not a valid encoding. v1: the version 1 layout (one
+ * segment, no event counts, clock steps unsigned). */
+int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, int v1, uint8_t *dst,
+		     size_t raw_size, const char **why);
 /* Where to cut a stream.obs block: the end of the last whole event in
  * buf[0, n) at most max bytes in, or n if the bytes stop looking like events. */
 size_t pack_cols_cut(const uint8_t *buf, size_t n, size_t max);
@@ -95,11 +140,41 @@ static inline uint64_t pack_get64(const uint8_t *p)
 	return v;
 }
 
-/* xxh64 of the block header's first 40 bytes then the stored bytes. */
-uint64_t pack_block_check(const uint8_t *hdr, const void *stored, size_t n);
 uint64_t pack_hash(const void *p, size_t n);
 
-/* Reading (lib/pack_read.c). pack_is_archive: 1 if path is a regular file
+/* LEB128 numbers of the version 2 index. pack_varint_get returns 0, or -1
+ * if the number runs past end or past 64 bits. */
+static inline uint8_t *pack_varint_put(uint8_t *p, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p++ = (uint8_t)v;
+	return p;
+}
+static inline int pack_varint_get(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return shift == 63 && b > 1 ? -1 : 0;
+	}
+	return -1;
+}
+static inline uint64_t pack_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t pack_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* 1 if the last part of path is stream.obs (lib/pack/walk.c). */
+int pack_is_stream_name(const char *path);
+
+/* Reading (lib/pack/read.c). pack_is_archive: 1 if path is a regular file
  * starting with the pack magic. */
 int pack_is_archive(const char *path);
 /* Opens and checks the trailer and index. Returns 0, or -1 after one error
@@ -125,7 +200,7 @@ int pack_verify(struct pack *p, pack_progress_fn progress, void *arg);
  * force. Returns 0 or -1 after an error. */
 int pack_extract(struct pack *p, const char *dir, int force, pack_progress_fn progress, void *arg);
 
-/* Writing (lib/pack_write.c). */
+/* Writing (lib/pack/write.c): always the current version. */
 struct pack_write_opts {
 	int level; /* zstd level */
 	int threads; /* compression threads, >= 1 */

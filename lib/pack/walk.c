@@ -109,7 +109,6 @@ void pack_entries_free(struct pack_entry *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(e[i].path);
 		free(e[i].target);
-		free(e[i].blocks);
 	}
 	free(e);
 }

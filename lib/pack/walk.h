@@ -18,8 +18,6 @@ struct pack_entry {
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	uint64_t size;
-	uint64_t *blocks; /* archive offsets of the blocks written so far */
-	size_t nblocks, cap;
 };
 
 /* Lists dir depth-first, names in strcmp order, each directory before its
@@ -27,8 +25,6 @@ struct pack_entry {
  * warning, anything that is not a file, directory or link. */
 int pack_walk(const char *dir, const struct stat *self, struct pack_entry **e, size_t *n);
 void pack_entries_free(struct pack_entry *e, size_t n);
-/* 1 if the last part of path is stream.obs. */
-int pack_is_stream_name(const char *path);
 /* The --tar writer (lib/pack_tar.c): ustar records compressed by zstd. */
 int pack_tar_write(const char *dir, struct pack_entry *e, size_t n, struct out *out, const struct pack_write_opts *o);
 

@@ -1,6 +1,8 @@
-/* Writing pack archives: walk the trace directory, cut each file into
- * blocks (stream.obs at event boundaries), compress batches of blocks on
- * -T threads and write them in order, then the index and the trailer. */
+/* Writing pack archives (version 2): walk the trace directory, lay the
+ * bytes of every file end to end (small files first, so that they share
+ * blocks), cut them into blocks (stream.obs at event boundaries), compress
+ * the blocks on -T threads and write them in order, then the index (zstd)
+ * and the trailer. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,6 +14,7 @@
 
 #define XXH_STATIC_LINKING_ONLY
 #include "common/xxhash.h"
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "base/event.h"
@@ -26,22 +29,14 @@ uint64_t pack_hash(const void *p, size_t n)
 	return XXH64(p, n, 0);
 }
 
-uint64_t pack_block_check(const uint8_t *hdr, const void *stored, size_t n)
-{
-	XXH64_state_t st;
-	XXH64_reset(&st, 0);
-	XXH64_update(&st, hdr, 40);
-	XXH64_update(&st, stored, n);
-	return XXH64_digest(&st);
-}
-
-/* One block on its way from the file to the archive. */
+/* One block on its way from the files to the archive. */
 struct job {
-	uint32_t member;
 	uint8_t codec;
-	uint64_t member_off;
 	uint8_t *raw, *cols, *out; /* grown to the largest block seen */
 	size_t raw_len, out_len, raw_cap, cols_cap, out_cap;
+	struct pack_seg *seg; /* the members' stretches in raw */
+	size_t nseg, seg_cap, last; /* last: the entry of the last stretch */
+	uint32_t check;
 	const char *err; /* zstd's reason, if compressing failed */
 	int done; /* compressed (under the pipeline's lock) */
 };
@@ -66,37 +61,85 @@ struct pipeline {
 	int stop, level;
 };
 
+/* Small inputs get a high level and the dictionary: they cost little
+ * there and gain most (on big inputs the dictionary even costs a little);
+ * blocks of small files a middle level, as most traces have few of them. */
+static int level_for(size_t n, int level, int shared)
+{
+	int min = n <= PACK2_SMALL_INPUT ? PACK2_SMALL_LEVEL : shared ? PACK2_SHARED_LEVEL : 1;
+	return level < min ? min : level;
+}
+
+/* The fast strategies (levels 1 to 4) can lose a factor of two on a block
+ * of columns whose clock plane is one repeated byte (a tight loop's steps),
+ * depending on the byte: ending a zstd block at each column avoids it. */
+#define LEVEL_FAST_MAX 4
+
+/* Bare frames: the index knows the sizes, and the checksums are ours.
+ * Returns the frame size, or 0 with the reason in *why. */
+static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int level, int shared,
+			 int dict, const size_t cuts[4], const char **why)
+{
+	int l = level_for(n, level, shared);
+	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, l);
+	if (dict)
+		ZSTD_CCtx_refPrefix(cctx, pack_dict, pack_dict_size);
+	if (!cuts || l > LEVEL_FAST_MAX) {
+		size_t r = ZSTD_compress2(cctx, dst, cap, src, n);
+		*why = ZSTD_isError(r) ? ZSTD_getErrorName(r) : NULL;
+		return *why ? 0 : r;
+	}
+	ZSTD_CCtx_setPledgedSrcSize(cctx, n);
+	ZSTD_outBuffer out = { dst, cap, 0 };
+	size_t from = 0;
+	for (int i = 0; i <= 4; i++) {
+		size_t to = i < 4 ? cuts[i] : n, left;
+		ZSTD_inBuffer in = { (const uint8_t *)src + from, to - from, 0 };
+		do
+			left = ZSTD_compressStream2(cctx, &out, &in, i < 4 ? ZSTD_e_flush : ZSTD_e_end);
+		while (left && !ZSTD_isError(left) && out.pos < out.size);
+		if (ZSTD_isError(left) || left) {
+			*why = ZSTD_isError(left) ? ZSTD_getErrorName(left) : "no room for the frame";
+			return 0;
+		}
+		from = to;
+	}
+	*why = NULL;
+	return out.pos;
+}
+
 static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 {
 	const uint8_t *src = j->raw;
-	size_t n = j->raw_len;
-	if ((j->codec == PACK_CODEC_EVENTS && pack_grow(&j->cols, &j->cols_cap, pack_cols_bound(n)) < 0) ||
-	    pack_grow(&j->out, &j->out_cap, PACK_BLOCK_HEADER_SIZE + ZSTD_compressBound(pack_cols_bound(n))) < 0) {
+	size_t n = j->raw_len, bound = pack_cols_bound(n, j->nseg);
+	if ((j->codec & PACK_CODEC_EVENTS && pack_grow(&j->cols, &j->cols_cap, bound) < 0) ||
+	    pack_grow(&j->out, &j->out_cap, ZSTD_compressBound(bound)) < 0) {
 		j->err = "out of memory";
 		return;
 	}
-	if (j->codec == PACK_CODEC_EVENTS) {
-		n = pack_cols_encode(j->raw, j->raw_len, j->cols);
+	size_t cuts[4], nstream = 0;
+	int texts = 0; /* stream.json and other metadata: what the dictionary holds */
+	for (size_t i = 0; i < j->nseg; i++) {
+		nstream += j->seg[i].stream;
+		texts |= !j->seg[i].stream;
+	}
+	if (j->codec & PACK_CODEC_EVENTS) {
+		n = pack_cols_encode(j->raw, j->seg, j->nseg, j->cols);
 		src = j->cols;
+		pack_cols_columns(j->cols, nstream, cuts);
 	}
-	uint8_t *hdr = j->out;
-	size_t r = ZSTD_compressCCtx(cctx, hdr + PACK_BLOCK_HEADER_SIZE, j->out_cap - PACK_BLOCK_HEADER_SIZE, src, n, level);
-	if (ZSTD_isError(r)) {
-		j->err = ZSTD_getErrorName(r);
+	if (n <= PACK2_SMALL_INPUT || texts)
+		j->codec |= PACK2_CODEC_DICT;
+	size_t r = zstd_frame(cctx, j->out, j->out_cap, src, n, level, j->nseg > 1, j->codec & PACK2_CODEC_DICT,
+			      j->codec & PACK_CODEC_EVENTS ? cuts : NULL, &j->err);
+	if (j->err)
 		return;
-	}
-	j->err = NULL;
-	memcpy(hdr, PACK_BLOCK_MAGIC, 4);
-	pack_put32(hdr + 4, j->member);
-	memset(hdr + 8, 0, 4);
-	hdr[8] = j->codec;
-	pack_put32(hdr + 12, (uint32_t)r);
-	pack_put32(hdr + 16, (uint32_t)j->raw_len);
-	pack_put32(hdr + 20, 0);
-	pack_put64(hdr + 24, j->member_off);
-	pack_put64(hdr + 32, pack_hash(j->raw, j->raw_len));
-	pack_put64(hdr + 40, pack_block_check(hdr, hdr + PACK_BLOCK_HEADER_SIZE, r));
-	j->out_len = PACK_BLOCK_HEADER_SIZE + r;
+	j->out_len = r;
+	j->check = (uint32_t)pack_hash(j->raw, j->raw_len);
 }
 
 static void *worker_run(void *arg)
@@ -120,13 +163,13 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
-/* Reads a member file and hands out its blocks. */
+/* Reads a member file. */
 struct feed {
 	int fd;
 	const char *path;
 	uint8_t *buf;
 	size_t fill;
-	int eof, is_stream;
+	int eof;
 	uint64_t off; /* member offset of buf[0] */
 };
 
@@ -148,61 +191,28 @@ static int feed_fill(struct feed *f)
 	return 0;
 }
 
-/* Moves the next block into j; returns 1, 0 at the end of the file, -1. */
-static int feed_next(struct feed *f, struct job *j)
-{
-	if (feed_fill(f) < 0)
-		return -1;
-	if (f->fill == 0)
-		return 0;
-	size_t cut;
-	j->codec = PACK_CODEC_ZSTD;
-	if (f->is_stream && f->off == 0) {
-		cut = f->fill < STREAM_HEADER_SIZE ? f->fill : STREAM_HEADER_SIZE;
-	} else if (f->is_stream) {
-		cut = pack_cols_cut(f->buf, f->fill, PACK_BLOCK_TARGET);
-		j->codec = PACK_CODEC_EVENTS;
-	} else {
-		cut = f->fill < PACK_BLOCK_TARGET ? f->fill : PACK_BLOCK_TARGET;
-	}
-	if (pack_grow(&j->raw, &j->raw_cap, cut) < 0) {
-		msg_err("out of memory");
-		return -1;
-	}
-	memcpy(j->raw, f->buf, cut);
-	j->raw_len = cut;
-	j->member_off = f->off;
-	memmove(f->buf, f->buf + cut, f->fill - cut);
-	f->fill -= cut;
-	f->off += cut;
-	return 1;
-}
+/* A block written: what the index says of it. */
+struct wblock {
+	uint64_t stored, raw;
+	uint32_t check;
+	uint8_t codec;
+};
 
 struct writer {
 	const struct pack_write_opts *o;
 	struct out out;
 	struct pack_entry *e;
 	size_t n;
-	struct job *jobs;
+	size_t *order; /* the entries in index order: directories and links, then files */
+	size_t *parent; /* by index position: the position of the directory holding it, or SIZE_MAX */
+	struct job *jobs, *cur; /* cur: the block being filled */
 	struct worker *workers;
 	size_t njobs, nthreads, nstarted;
 	struct pipeline pl;
+	struct wblock *blocks;
+	size_t nblocks, blocks_cap;
 	uint64_t done, total;
 };
-
-static int add_block(struct pack_entry *e, uint64_t off)
-{
-	if (e->nblocks == e->cap) {
-		size_t cap = e->cap ? 2 * e->cap : 8;
-		uint64_t *b = realloc(e->blocks, cap * sizeof(*b));
-		if (!b)
-			return -1;
-		e->blocks = b;
-		e->cap = cap;
-	}
-	e->blocks[e->nblocks++] = off;
-	return 0;
-}
 
 /* Waits for the oldest job in the ring and writes it. */
 static int write_oldest(struct writer *w)
@@ -216,27 +226,37 @@ static int write_oldest(struct writer *w)
 		pthread_mutex_unlock(&pl->mu);
 	}
 	pl->written++;
-	struct pack_entry *e = &w->e[j->member];
 	if (j->err) {
-		msg_err("%s: offset %llu: cannot compress: %s", e->path, (unsigned long long)j->member_off, j->err);
+		msg_err("%s: offset %llu: cannot compress: %s", w->out.name,
+			(unsigned long long)(w->out.written + w->out.len), j->err);
 		return -1;
 	}
-	if (add_block(e, w->out.written + w->out.len) < 0) {
-		msg_err("out of memory");
-		return -1;
+	if (w->nblocks == w->blocks_cap) {
+		size_t cap = w->blocks_cap ? 2 * w->blocks_cap : 16;
+		struct wblock *b = realloc(w->blocks, cap * sizeof(*b));
+		if (!b) {
+			msg_err("out of memory");
+			return -1;
+		}
+		w->blocks = b;
+		w->blocks_cap = cap;
 	}
+	w->blocks[w->nblocks++] = (struct wblock){ j->out_len, j->raw_len, j->check, j->codec };
 	out_mem(&w->out, j->out, j->out_len);
-	e->size = j->member_off + j->raw_len;
 	w->done += j->raw_len;
 	if (w->o->progress)
 		w->o->progress(w->o->arg, w->done, w->total);
 	return w->out.err ? -1 : 0;
 }
 
-/* Hands the job just filled to the workers (or compresses it here). */
-static void submit(struct writer *w, struct job *j)
+/* Hands the block being filled to the workers (or compresses it here). */
+static void submit(struct writer *w)
 {
 	struct pipeline *pl = &w->pl;
+	struct job *j = w->cur;
+	w->cur = NULL;
+	if (!j || j->raw_len == 0)
+		return;
 	if (!w->nstarted) {
 		compress_job(j, w->workers[0].cctx, pl->level);
 		pl->filled++;
@@ -249,13 +269,104 @@ static void submit(struct writer *w, struct job *j)
 	pthread_mutex_unlock(&pl->mu);
 }
 
-/* The slot for the next job, once the ring has room. */
-static struct job *next_slot(struct writer *w, int *rc)
+/* The block being filled, started in the next ring slot once there is room. */
+static struct job *current(struct writer *w)
 {
 	struct pipeline *pl = &w->pl;
+	if (w->cur)
+		return w->cur;
 	if (pl->filled - pl->written == pl->njobs && write_oldest(w) < 0)
-		*rc = -1;
-	return &pl->jobs[pl->filled % pl->njobs];
+		return NULL;
+	w->cur = &pl->jobs[pl->filled % pl->njobs];
+	w->cur->raw_len = 0;
+	w->cur->nseg = 0;
+	w->cur->codec = PACK_CODEC_ZSTD;
+	return w->cur;
+}
+
+/* Appends n bytes of entry e to the block being filled: a stretch, or
+ * more of the last one (a reader sees one stretch per member and block). */
+static int append(struct job *j, size_t e, const uint8_t *p, size_t n, int stream, size_t head)
+{
+	if (pack_grow(&j->raw, &j->raw_cap, j->raw_len + n) < 0)
+		return -1;
+	if (j->nseg && j->last == e) {
+		memcpy(j->raw + j->raw_len, p, n);
+		j->raw_len += n;
+		j->seg[j->nseg - 1].len += (uint32_t)n;
+		return 0;
+	}
+	if (j->nseg == j->seg_cap) {
+		size_t cap = j->seg_cap ? 2 * j->seg_cap : 64;
+		struct pack_seg *s = realloc(j->seg, cap * sizeof(*s));
+		if (!s)
+			return -1;
+		j->seg = s;
+		j->seg_cap = cap;
+	}
+	memcpy(j->raw + j->raw_len, p, n);
+	j->raw_len += n;
+	j->seg[j->nseg++] = (struct pack_seg){ (uint32_t)n, (uint32_t)head, (uint8_t)stream };
+	j->last = e;
+	if (stream)
+		j->codec = PACK_CODEC_EVENTS;
+	return 0;
+}
+
+/* How much of the buffered bytes of f goes into a block with room bytes
+ * left: a stream's header, then whole events. */
+static size_t cut_at(struct feed *f, int stream, size_t room, size_t *head)
+{
+	*head = 0;
+	if (!stream)
+		return f->fill < room ? f->fill : room;
+	if (f->off == 0)
+		*head = f->fill < PACK2_STREAM_HEAD ? f->fill : PACK2_STREAM_HEAD;
+	if (f->fill == *head)
+		return *head;
+	return *head + pack_cols_cut(f->buf + *head, f->fill - *head, room > *head ? room - *head : 0);
+}
+
+/* Every byte of entry e into blocks; a big file starts and ends its own
+ * blocks, small ones share bigger blocks (alike files, such as the
+ * stream.json of a thousand threads, compress against each other). */
+static int pack_file(struct writer *w, struct pack_entry *e, struct feed *f)
+{
+	int stream = pack_is_stream_name(e->path), big = e->size > PACK2_SMALL;
+	size_t target = big ? PACK_BLOCK_TARGET : PACK2_SHARED_TARGET;
+	struct job *j;
+	if ((big || (w->cur && w->cur->raw_len + e->size > target)))
+		submit(w);
+	while (1) {
+		if (feed_fill(f) < 0)
+			return -1;
+		if (f->fill == 0)
+			break;
+		if (!(j = current(w)))
+			return -1;
+		size_t head, room = target > j->raw_len ? target - j->raw_len : 0;
+		size_t cut = cut_at(f, stream, room, &head);
+		/* The next bytes go whole into a new block, but for an event
+		 * bigger than any block: it needs no block of its own. */
+		int huge = cut > target && j->raw_len + cut <= PACK_BLOCK_RAW_MAX;
+		if (j->raw_len > 0 && (cut == 0 || (cut > room && !huge))) {
+			submit(w);
+			continue;
+		}
+		if (append(j, (size_t)(e - w->e), f->buf, cut, stream, head) < 0) {
+			msg_err("out of memory");
+			return -1;
+		}
+		memmove(f->buf, f->buf + cut, f->fill - cut);
+		f->fill -= cut;
+		f->off += cut;
+		if (j->raw_len >= target)
+			submit(w);
+	}
+	e->size = f->off; /* what was read counts, should the file have changed */
+	if (big)
+		submit(w);
+	return 0;
 }
 
 static void start_workers(struct writer *w)
@@ -291,6 +402,56 @@ static void stop_workers(struct writer *w)
 	pthread_cond_destroy(&pl->done);
 }
 
+/* Where an entry goes: directories and links first (they have no bytes),
+ * then small files that are not streams (stream.json: alike texts
+ * together), small streams, big files. */
+static int rank_of(const struct pack_entry *e)
+{
+	if (e->type != PACK_FILE)
+		return 0;
+	if (e->size > PACK2_SMALL)
+		return 3;
+	return pack_is_stream_name(e->path) ? 2 : 1;
+}
+
+/* The index order: by rank, in walk order within a rank; and the index
+ * position of the directory holding each entry (SIZE_MAX at the top). */
+static int order_entries(struct writer *w)
+{
+	size_t n = w->n ? w->n : 1, *at = malloc(n * sizeof(*at)), *stack = malloc(n * sizeof(*stack)), depth = 0;
+	w->order = malloc(n * sizeof(*w->order));
+	w->parent = malloc(n * sizeof(*w->parent));
+	if (!at || !stack || !w->order || !w->parent) {
+		free(at);
+		free(stack);
+		return -1;
+	}
+	size_t k = 0;
+	for (int r = 0; r < 4; r++)
+		for (size_t i = 0; i < w->n; i++)
+			if (rank_of(&w->e[i]) == r) {
+				at[i] = k;
+				w->order[k++] = i;
+			}
+	/* The walk goes depth first: the directories open around an entry are a stack. */
+	for (size_t i = 0; i < w->n; i++) {
+		const char *path = w->e[i].path;
+		while (depth) {
+			const char *d = w->e[stack[depth - 1]].path;
+			size_t dl = strlen(d);
+			if (!strncmp(path, d, dl) && path[dl] == '/')
+				break;
+			depth--;
+		}
+		w->parent[at[i]] = depth ? at[stack[depth - 1]] : SIZE_MAX;
+		if (w->e[i].type == PACK_DIR)
+			stack[depth++] = i;
+	}
+	free(at);
+	free(stack);
+	return 0;
+}
+
 static int pack_files(struct writer *w, const char *dir)
 {
 	struct feed f = { .fd = -1 };
@@ -300,8 +461,8 @@ static int pack_files(struct writer *w, const char *dir)
 	}
 	int rc = 0;
 	start_workers(w);
-	for (size_t i = 0; i < w->n && rc == 0; i++) {
-		struct pack_entry *e = &w->e[i];
+	for (size_t k = 0; k < w->n && rc == 0; k++) {
+		struct pack_entry *e = &w->e[w->order[k]];
 		if (e->type != PACK_FILE)
 			continue;
 		char *path = file_join(dir, e->path);
@@ -315,21 +476,12 @@ static int pack_files(struct writer *w, const char *dir)
 		f.fill = 0;
 		f.eof = 0;
 		f.off = 0;
-		f.is_stream = pack_is_stream_name(e->path);
-		e->size = 0; /* what is read counts, should the file change */
-		while (rc == 0) {
-			struct job *j = next_slot(w, &rc);
-			int r = rc ? 0 : feed_next(&f, j);
-			if (r < 0)
-				rc = -1;
-			if (r <= 0)
-				break;
-			j->member = (uint32_t)i;
-			submit(w, j);
-		}
+		rc = pack_file(w, e, &f);
 		close(f.fd);
 		free(path);
 	}
+	if (rc == 0)
+		submit(w);
 	while (w->pl.written < w->pl.filled)
 		if (write_oldest(w) < 0)
 			rc = -1;
@@ -338,51 +490,109 @@ static int pack_files(struct writer *w, const char *dir)
 	return rc;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* The entry whose time predicts that of index entry k: its directory (a
+ * file is mostly as old as the directory it was last made in), or the
+ * entry before it at the top. */
+static const struct pack_entry *mtime_like(const struct writer *w, size_t k)
+{
+	if (w->parent[k] != SIZE_MAX)
+		return &w->e[w->order[w->parent[k]]];
+	return k ? &w->e[w->order[k - 1]] : NULL;
+}
+
+/* The index, column by column (alike numbers together compress best):
+ * see FORMAT in docs/ovni-pack.1. */
+static uint8_t *index_bytes(struct writer *w, size_t *len)
+{
+	size_t cap = 20 + 25 * w->nblocks;
+	for (size_t i = 0; i < w->n; i++)
+		cap += 67 + strlen(w->e[i].path) + (w->e[i].target ? strlen(w->e[i].target) : 0);
+	uint8_t *b = malloc(cap), *p = b;
+	if (!b)
+		return NULL;
+	p = pack_varint_put(p, w->n);
+	p = pack_varint_put(p, w->nblocks);
+	for (size_t k = 0; k < w->nblocks; k++)
+		*p++ = w->blocks[k].codec;
+	for (size_t k = 0; k < w->nblocks; k++)
+		p = pack_varint_put(p, w->blocks[k].stored);
+	for (size_t k = 0; k < w->nblocks; k++)
+		p = pack_varint_put(p, w->blocks[k].raw);
+	for (size_t k = 0; k < w->nblocks; k++, p += 4)
+		pack_put32(p, w->blocks[k].check);
+	for (size_t k = 0; k < w->n; k++)
+		*p++ = w->e[w->order[k]].type;
+	for (size_t k = 0; k < w->n; k++) /* how far back the directory holding it is */
+		p = pack_varint_put(p, w->parent[k] == SIZE_MAX ? 0 : k - w->parent[k]);
+	for (size_t k = 0; k < w->n; k++)
+		p = pack_varint_put(p, strlen(base_name(w->e[w->order[k]].path)));
+	for (size_t k = 0; k < w->n; k++) {
+		const char *name = base_name(w->e[w->order[k]].path);
+		memcpy(p, name, strlen(name));
+		p += strlen(name);
+	}
+	for (size_t k = 0; k < w->n; k++)
+		p = pack_varint_put(p, w->e[w->order[k]].mode);
+	for (size_t k = 0; k < w->n; k++) {
+		const struct pack_entry *e = &w->e[w->order[k]], *like = mtime_like(w, k);
+		uint64_t d = (uint64_t)e->mtime_sec - (uint64_t)(like ? like->mtime_sec : 0); /* wraps, never overflows */
+		p = pack_varint_put(p, pack_zigzag((int64_t)d));
+	}
+	for (size_t k = 0; k < w->n; k++) {
+		const struct pack_entry *e = &w->e[w->order[k]], *like = mtime_like(w, k);
+		p = pack_varint_put(p, pack_zigzag((int64_t)e->mtime_nsec - (like ? like->mtime_nsec : 0)));
+	}
+	for (size_t k = 0; k < w->n; k++)
+		if (w->e[w->order[k]].type == PACK_FILE)
+			p = pack_varint_put(p, w->e[w->order[k]].size);
+	for (size_t k = 0; k < w->n; k++)
+		if (w->e[w->order[k]].type == PACK_LINK)
+			p = pack_varint_put(p, strlen(w->e[w->order[k]].target));
+	for (size_t k = 0; k < w->n; k++) {
+		const char *t = w->e[w->order[k]].target;
+		if (w->e[w->order[k]].type == PACK_LINK) {
+			memcpy(p, t, strlen(t));
+			p += strlen(t);
+		}
+	}
+	*len = (size_t)(p - b);
+	return b;
+}
+
 static int write_index(struct writer *w)
 {
-	size_t len = 8;
-	for (size_t i = 0; i < w->n; i++)
-		len += 2 + strlen(w->e[i].path) + 1 + 4 + 8 + 4 + 8 + 2 +
-		       (w->e[i].target ? strlen(w->e[i].target) : 0) + 4 + 8 * w->e[i].nblocks;
-	uint8_t *b = malloc(len), *p = b;
-	if (!b) {
+	size_t len = 0;
+	uint8_t *b = index_bytes(w, &len), *z = NULL;
+	size_t zcap = ZSTD_compressBound(len);
+	if (!b || !(z = malloc(zcap))) {
 		msg_err("out of memory");
+		free(b);
 		return -1;
 	}
-	memcpy(p, PACK_INDEX_MAGIC, 4);
-	pack_put32(p + 4, (uint32_t)w->n);
-	p += 8;
-	for (size_t i = 0; i < w->n; i++) {
-		struct pack_entry *e = &w->e[i];
-		size_t pl = strlen(e->path), tl = e->target ? strlen(e->target) : 0;
-		p[0] = (uint8_t)pl;
-		p[1] = (uint8_t)(pl >> 8);
-		memcpy(p + 2, e->path, pl);
-		p += 2 + pl;
-		*p++ = e->type;
-		pack_put32(p, e->mode);
-		pack_put64(p + 4, (uint64_t)e->mtime_sec);
-		pack_put32(p + 12, e->mtime_nsec);
-		pack_put64(p + 16, e->size);
-		p[24] = (uint8_t)tl;
-		p[25] = (uint8_t)(tl >> 8);
-		p += 26;
-		if (tl)
-			memcpy(p, e->target, tl);
-		p += tl;
-		pack_put32(p, (uint32_t)e->nblocks);
-		p += 4;
-		for (size_t k = 0; k < e->nblocks; k++, p += 8)
-			pack_put64(p, e->blocks[k]);
+	const char *why;
+	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level, 1, 1, NULL, &why);
+	if (why || len > UINT32_MAX || zlen > UINT32_MAX) {
+		msg_err("%s: cannot compress the index: %s", w->out.name, why ? why : "too big");
+		free(b);
+		free(z);
+		return -1;
 	}
-	uint8_t trailer[PACK_TRAILER_SIZE];
-	pack_put64(trailer, w->out.written + w->out.len);
-	pack_put64(trailer + 8, len);
-	pack_put64(trailer + 16, pack_hash(b, len));
-	memcpy(trailer + 24, PACK_END_MAGIC, 8);
-	out_mem(&w->out, b, len);
+	uint8_t trailer[PACK2_TRAILER_SIZE];
+	pack_put32(trailer, (uint32_t)zlen);
+	pack_put32(trailer + 4, (uint32_t)len);
+	pack_put32(trailer + 8, (uint32_t)pack_hash(z, zlen));
+	pack_put32(trailer + 12, (uint32_t)pack_hash(b, len));
+	memcpy(trailer + 16, PACK_END_MAGIC, 8);
+	out_mem(&w->out, z, zlen);
 	out_mem(&w->out, trailer, sizeof(trailer));
 	free(b);
+	free(z);
 	return w->out.err ? -1 : 0;
 }
 
@@ -392,7 +602,7 @@ static int writer_init(struct writer *w)
 	w->njobs = w->nthreads > 1 ? w->nthreads + 2 : 1;
 	w->jobs = calloc(w->njobs, sizeof(*w->jobs));
 	w->workers = calloc(w->nthreads, sizeof(*w->workers));
-	if (!w->jobs || !w->workers)
+	if (!w->jobs || !w->workers || order_entries(w) < 0)
 		return -1;
 	for (size_t t = 0; t < w->nthreads; t++)
 		if (!(w->workers[t].cctx = ZSTD_createCCtx()))
@@ -406,17 +616,22 @@ static void writer_free(struct writer *w)
 		free(w->jobs[i].raw);
 		free(w->jobs[i].cols);
 		free(w->jobs[i].out);
+		free(w->jobs[i].seg);
 	}
 	for (size_t t = 0; w->workers && t < w->nthreads; t++)
 		ZSTD_freeCCtx(w->workers[t].cctx);
 	free(w->jobs);
 	free(w->workers);
+	free(w->blocks);
+	free(w->order);
+	free(w->parent);
 }
 
 static int write_pack(struct writer *w, const char *dir)
 {
 	if (writer_init(w) < 0) {
 		msg_err("out of memory");
+		writer_free(w);
 		return -1;
 	}
 	uint8_t hdr[PACK_HEADER_SIZE];

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "pack/pack.h"
 #include "trace/events.h"
 #include "trace/stream.h"
 
@@ -13,6 +14,7 @@ void version_print_details(FILE *f)
 	fprintf(f, "zstd: %s\n", ZSTD_versionString());
 	fprintf(f, "stream format: %d\n", STREAM_VERSION);
 	fprintf(f, "metadata format: %d\n", METADATA_VERSION);
+	fprintf(f, "pack format: %u (reads 1 and %u)\n", PACK_VERSION, PACK_VERSION);
 	for (size_t i = 0; model_infos[i]; i++)
 		fprintf(f, "model %s (%c): %s\n", model_infos[i]->name, model_infos[i]->id, model_infos[i]->version);
 }

@@ -1,5 +1,6 @@
 # ovni pack / unpack: round trips (bytes, modes, times), damaged archives,
-# unpacking that stays inside its directory, --tar, --list, --verify.
+# unpacking that stays inside its directory, --tar, --list, --verify,
+# version 1 archives, and sizes: never larger than --tar on real traces.
 . "$(dirname "$0")/lib.sh"
 GEN=$BUILD/tools/gen-trace
 
@@ -96,10 +97,10 @@ check_fails "an archive cut in its header" 'short.ovnipack: offset [0-9]+: trunc
 flip "$A" "$TMP/magic.ovnipack" 0
 check_fails "a wrong magic" 'magic.ovnipack: offset 0: not a pack archive' "$OVNI" pack --verify "$TMP/magic.ovnipack"
 flip "$A" "$TMP/ver.ovnipack" 8
-check_fails "a wrong version" 'ver.ovnipack: offset 8: pack format version [0-9]+, this ovni reads version 1' "$OVNI" pack --verify "$TMP/ver.ovnipack"
-# every single-byte flip in the first blocks: an error, never a crash or silence
+check_fails "a wrong version" 'ver.ovnipack: offset 8: pack format version [0-9]+, this ovni reads versions 1 and 2' "$OVNI" pack --verify "$TMP/ver.ovnipack"
+# every single-byte flip in the first blocks and the index: an error, never a crash or silence
 bad=0
-for off in 12 20 30 40 47 50 60 70 90 130; do
+for off in 12 16 20 30 40 47 50 60 70 90 130 $((size - 30)) $((size - 60)) $((size - 90)); do
 	flip "$A" "$TMP/f.ovnipack" $off
 	"$OVNI" pack --verify "$TMP/f.ovnipack" >/dev/null 2>&1
 	[ $? -eq 1 ] || bad=$((bad + 1))
@@ -207,4 +208,69 @@ check_fails "sort refuses an archive" 'cannot be sorted in place' "$OVNI" sort "
 check_fails "dump on a damaged archive names member and offset" 'flip.ovnipack: offset [0-9]+: member loom.node0/.*stream.obs, block [0-9]+: ' \
 	"$OVNI" dump "$TMP/flip.ovnipack"
 check_fails "top on a truncated archive" 'trunc.ovnipack: offset [0-9]+: no trailer' "$OVNI" top "$TMP/trunc.ovnipack"
+
+# Version 1 archives (tests/e2e/pack-v1: one written by the version 1 writer
+# from a trace `ovni record` wrote, with a link, an empty file, noise and a
+# 2.5 MB file; the files' metadata and sums) are still read.
+V1=$TESTDIR/e2e/pack-v1
+check "version 1: --verify" "$OVNI" pack --verify "$V1/v1.ovnipack"
+rm -rf "$TMP/v1"
+if "$OVNI" unpack -C "$TMP/v1" "$V1/v1.ovnipack"; then
+	[ "$(meta "$TMP/v1" | awk '$2 == "d" { $5 = "-" } 1')" = "$(cat "$V1/meta.txt")" ] &&
+		ok "version 1: unpack restores modes, times and links" || not_ok "version 1: unpack restores modes, times and links"
+	(cd "$TMP/v1" && sha256sum -c --quiet "$V1/sha256.txt") && ok "version 1: unpack restores every byte" ||
+		not_ok "version 1: unpack restores every byte"
+	"$OVNI" dump -x "$TMP/v1" >"$TMP/d1" 2>/dev/null
+	"$OVNI" dump -x "$V1/v1.ovnipack" >"$TMP/d2" 2>/dev/null
+	[ -s "$TMP/d1" ] && cmp -s "$TMP/d1" "$TMP/d2" && ok "version 1: dump reads the archive" || not_ok "version 1: dump reads the archive"
+	mkdir "$TMP/v1e1" "$TMP/v1e2"
+	"$OVNI" emu -o "$TMP/v1e1" "$TMP/v1" >/dev/null 2>&1 && "$OVNI" emu -o "$TMP/v1e2" "$V1/v1.ovnipack" >/dev/null 2>&1 &&
+		diff -r "$TMP/v1e1" "$TMP/v1e2" >/dev/null && ok "version 1: emu on the archive = on the directory" ||
+		not_ok "version 1: emu on the archive = on the directory"
+	"$OVNI" pack -o "$TMP/v2.ovnipack" "$TMP/v1" && rm -rf "$TMP/v2" && "$OVNI" unpack -C "$TMP/v2" "$TMP/v2.ovnipack" &&
+		diff -r "$TMP/v1" "$TMP/v2" >/dev/null && [ "$(meta "$TMP/v1")" = "$(meta "$TMP/v2")" ] &&
+		ok "version 1 to version 2 and back" || not_ok "version 1 to version 2 and back"
+else
+	not_ok "version 1: unpack"
+fi
+flip "$V1/v1.ovnipack" "$TMP/v1flip.ovnipack" 3000
+check_fails "version 1: a flipped byte in a block" 'v1flip.ovnipack: offset [0-9]+: member .*, block [0-9]+: ' \
+	"$OVNI" pack --verify "$TMP/v1flip.ovnipack"
+
+# Sizes: pack is never larger than pack --tar, on the golden traces (real
+# runtimes' traces) and on traces `ovni record` writes of real programs
+# (threads, processes, blocking calls: many small streams).
+smaller() { # smaller WHAT DIR: pack <= pack --tar
+	"$OVNI" pack -o "$TMP/s.ovnipack" "$2" && "$OVNI" pack --tar -o "$TMP/s.tar.zst" "$2" || return 1
+	p=$(wc -c <"$TMP/s.ovnipack"); t=$(wc -c <"$TMP/s.tar.zst")
+	[ "$p" -le "$t" ] || { echo "#   $1: pack $p bytes, pack --tar $t bytes"; return 1; }
+}
+n=0; bad=0
+for d in "$GOLDEN"/*/*/trace; do
+	n=$((n + 1))
+	smaller "$d" "$d" || bad=$((bad + 1))
+done
+[ "$bad" -eq 0 ] && ok "pack is never larger than pack --tar: every golden trace ($n)" ||
+	not_ok "pack is larger than pack --tar on $bad of $n golden traces"
+"$GEN" -n 300 -t 25 -p 8 -l 2 -k nanos6 "$TMP/crowd" >/dev/null
+smaller crowd "$TMP/crowd" && ok "pack is never larger than pack --tar: 400 small streams of 16 processes" ||
+	not_ok "pack is never larger than pack --tar: 400 small streams of 16 processes"
+CC=${HOSTCC:-gcc}
+if command -v "$CC" >/dev/null 2>&1 && $CC -O1 -pthread -o "$TMP/threads" "$TESTDIR/record/threads.c" &&
+	$CC -O1 -pthread -o "$TMP/procs" "$TESTDIR/record/procs.c" && $CC -O1 -pthread -o "$TMP/block" "$TESTDIR/instr/block.c"; then
+	for run in "threads 8" "threads 2" "procs fork" "procs system" "block"; do
+		set -- $run
+		prog=$1; shift
+		rm -rf "$TMP/rec"
+		if "$OVNI" record -o "$TMP/rec" -- "$TMP/$prog" "$@" >/dev/null 2>&1 && [ -d "$TMP/rec" ]; then
+			s=$(find "$TMP/rec" -name stream.obs | wc -l)
+			smaller "$run" "$TMP/rec" && ok "pack is never larger than pack --tar: ovni record $run ($s streams)" ||
+				not_ok "pack is never larger than pack --tar: ovni record $run ($s streams)"
+		else
+			not_ok "ovni record $run"
+		fi
+	done
+else
+	ok "# SKIP no host compiler for the recorded traces"
+fi
 done_testing
