@@ -336,22 +336,32 @@ static int parse_index2(struct pack *p, const uint8_t *b, size_t len)
 	return 0;
 }
 
-/* Version 1: a plain index the trailer points at. */
-static int open1(struct pack *p, uint8_t **b, size_t *len)
+/* The trailer of size bytes at the end of the archive, its end magic at
+ * magic_at; *toff gets its offset. -1 after a message. */
+static int read_trailer(struct pack *p, uint8_t *t, size_t size, size_t magic_at, uint64_t *toff)
 {
-	uint8_t t[PACK1_TRAILER_SIZE];
-	if (p->file_size < PACK_HEADER_SIZE + PACK1_TRAILER_SIZE) {
+	if (p->file_size < PACK_HEADER_SIZE + size) {
 		msg_err("%s: offset %llu: truncated (too short for a pack archive)", p->path,
 			(unsigned long long)p->file_size);
 		return -1;
 	}
-	uint64_t toff = p->file_size - PACK1_TRAILER_SIZE;
-	if (read_at(p, t, sizeof(t), toff, "the trailer") < 0)
+	*toff = p->file_size - size;
+	if (read_at(p, t, size, *toff, "the trailer") < 0)
 		return -1;
-	if (memcmp(t + 24, PACK_END_MAGIC, 8) != 0) {
-		msg_err("%s: offset %llu: no trailer (truncated archive?)", p->path, (unsigned long long)toff);
+	if (memcmp(t + magic_at, PACK_END_MAGIC, 8) != 0) {
+		msg_err("%s: offset %llu: no trailer (truncated archive?)", p->path, (unsigned long long)*toff);
 		return -1;
 	}
+	return 0;
+}
+
+/* Version 1: a plain index the trailer points at. */
+static int open1(struct pack *p, uint8_t **b, size_t *len)
+{
+	uint8_t t[PACK1_TRAILER_SIZE];
+	uint64_t toff;
+	if (read_trailer(p, t, sizeof(t), 24, &toff) < 0)
+		return -1;
 	p->index_offset = pack_get64(t);
 	uint64_t ilen = pack_get64(t + 8);
 	if (p->index_offset < PACK_HEADER_SIZE || ilen < 8 || ilen > toff || p->index_offset != toff - ilen) {
@@ -389,18 +399,9 @@ static size_t unzstd2(struct pack *p, void *dst, size_t cap, const void *src, si
 static int open2(struct pack *p, uint8_t **b, size_t *len)
 {
 	uint8_t t[PACK2_TRAILER_SIZE];
-	if (p->file_size < PACK_HEADER_SIZE + PACK2_TRAILER_SIZE) {
-		msg_err("%s: offset %llu: truncated (too short for a pack archive)", p->path,
-			(unsigned long long)p->file_size);
+	uint64_t toff;
+	if (read_trailer(p, t, sizeof(t), 16, &toff) < 0)
 		return -1;
-	}
-	uint64_t toff = p->file_size - PACK2_TRAILER_SIZE;
-	if (read_at(p, t, sizeof(t), toff, "the trailer") < 0)
-		return -1;
-	if (memcmp(t + 16, PACK_END_MAGIC, 8) != 0) {
-		msg_err("%s: offset %llu: no trailer (truncated archive?)", p->path, (unsigned long long)toff);
-		return -1;
-	}
 	uint32_t zlen = pack_get32(t), ilen = pack_get32(t + 4);
 	if (zlen == 0 || zlen > toff - PACK_HEADER_SIZE || ilen == 0 || ilen > (1u << 30)) {
 		msg_err("%s: offset %llu: trailer points at an index outside the archive", p->path,
