@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,12 @@ struct names {
 	size_t n, cap;
 };
 
-static int names_add(struct names *l, const char *s)
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int names_add(struct names *l, const char *s, size_t n)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
@@ -32,9 +38,30 @@ static int names_add(struct names *l, const char *s)
 		l->v = v;
 		l->cap = cap;
 	}
-	if (!(l->v[l->n] = strdup(s)))
+	if (!(l->v[l->n] = strndup(s, n)))
 		return -1;
 	l->n++;
+	return 0;
+}
+
+/* The length of the directory part of rel when rel names a stream.json
+ * ("" at the root: 0), else SIZE_MAX. */
+static size_t meta_dir_len(const char *rel)
+{
+	const char *base = strrchr(rel, '/');
+	if (strcmp(base ? base + 1 : rel, "stream.json") != 0)
+		return SIZE_MAX;
+	return base ? (size_t)(base - rel) : 0;
+}
+
+/* The stream directories found, sorted by path; none is an error. */
+static int sort_found(struct names *found, const char *root, const char *where)
+{
+	if (found->n == 0) {
+		msg_err("%s: no streams %s (a stream is a directory holding stream.json and stream.obs)", root, where);
+		return -1;
+	}
+	qsort(found->v, found->n, sizeof(found->v[0]), cmp_str);
 	return 0;
 }
 
@@ -44,11 +71,6 @@ static void names_free(struct names *l)
 		free(l->v[i]);
 	free(l->v);
 	memset(l, 0, sizeof(*l));
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int join(char *dst, const char *a, const char *b)
@@ -73,23 +95,15 @@ static int visit(void *arg, const char *rel, const char *full, const struct stat
 	}
 	if (S_ISDIR(st->st_mode))
 		return 1;
-	const char *base = strrchr(rel, '/');
-	if (strcmp(base ? base + 1 : rel, "stream.json") != 0)
+	size_t n = meta_dir_len(rel);
+	if (n == SIZE_MAX)
 		return 0;
 	struct stat target;
 	if (S_ISLNK(st->st_mode) && stat(full, &target) != 0)
 		return 0; /* dangling link */
 	if (S_ISLNK(st->st_mode) ? !S_ISREG(target.st_mode) : !S_ISREG(st->st_mode))
 		return 0;
-	char dir[TRACE_PATH_MAX];
-	size_t n = base ? (size_t)(base - rel) : 0;
-	if (n >= sizeof(dir)) {
-		msg_err("%s: path too long", full);
-		return -1;
-	}
-	memcpy(dir, rel, n);
-	dir[n] = '\0';
-	if (names_add(found, dir) < 0) {
+	if (names_add(found, rel, n) < 0) {
 		msg_err("out of memory");
 		return -1;
 	}
@@ -187,15 +201,10 @@ static int find_streams(struct trace *t, struct names *found)
 	if (join(path, t->root, "stream.json") < 0)
 		return -1;
 	if (is_file(path))
-		return names_add(found, "") < 0 ? (msg_err("out of memory"), -1) : 0;
+		return names_add(found, "", 0) < 0 ? (msg_err("out of memory"), -1) : 0;
 	if (file_walk(t->root, visit, found) < 0)
 		return -1;
-	if (found->n == 0) {
-		msg_err("%s: no streams found (a stream is a directory holding stream.json and stream.obs)", t->root);
-		return -1;
-	}
-	qsort(found->v, found->n, sizeof(found->v[0]), cmp_str);
-	return 0;
+	return sort_found(found, t->root, "found");
 }
 
 /* The streams of a pack archive: every stream.json member next to a
@@ -205,23 +214,15 @@ static int find_archive_streams(struct trace *t, struct names *found)
 	struct pack *p = t->archive;
 	for (size_t i = 0; i < p->n; i++) {
 		struct pack_member *m = &p->members[i];
-		size_t n = strlen(m->path), jl = strlen("stream.json");
-		if (m->type != PACK_FILE || n < jl || strcmp(m->path + n - jl, "stream.json") != 0 ||
-		    (n > jl && m->path[n - jl - 1] != '/'))
+		size_t n = meta_dir_len(m->path);
+		if (m->type != PACK_FILE || n == SIZE_MAX)
 			continue;
-		char rel[TRACE_PATH_MAX];
-		snprintf(rel, sizeof(rel), "%.*s", (int)(n > jl ? n - jl - 1 : 0), m->path);
-		if (names_add(found, rel) < 0) {
+		if (names_add(found, m->path, n) < 0) {
 			msg_err("out of memory");
 			return -1;
 		}
 	}
-	if (found->n == 0) {
-		msg_err("%s: no streams in the archive (a stream is a directory holding stream.json and stream.obs)", t->root);
-		return -1;
-	}
-	qsort(found->v, found->n, sizeof(found->v[0]), cmp_str);
-	return 0;
+	return sort_found(found, t->root, "in the archive");
 }
 
 static int load_archive_stream(struct trace *t, struct trace_stream *s, const char *rel, unsigned flags)
