@@ -174,8 +174,8 @@ static int play(struct dumper *d, struct opts *o, struct out *out)
 		const struct trace_stream *s = &d->trace.streams[d->set.stream[k]];
 		dump_notes(out, &s->meta, s->relpath);
 	}
-	if (o->mode == HEX && !filtered) {
-		r = dump_hex_play(out, &p, d->tails);
+	if (o->mode != JSON && !filtered) { /* the common case, in one loop */
+		r = o->mode == HEX ? dump_hex_play(out, &p, d->tails) : dump_text_play(out, &p, d->tails);
 		player_free(&p);
 		return r;
 	}

@@ -191,7 +191,7 @@ void dump_hex(struct out *o, const struct ev *ev, const struct dump_tail *t)
 	hex_line(o, &ck, ev, t);
 }
 
-int dump_hex_play(struct out *o, struct player *p, const struct dump_tail *tails)
+__attribute__((flatten)) int dump_hex_play(struct out *o, struct player *p, const struct dump_tail *tails)
 {
 	struct clock_col c = CLOCK_COL_INIT; /* a local: the compiler need not store it back per line */
 	struct player_ev pe;
@@ -201,20 +201,116 @@ int dump_hex_play(struct out *o, struct player *p, const struct dump_tail *tails
 	return r < 0 ? -1 : 0;
 }
 
-void dump_text(struct out *o, const struct ev *ev, const struct dump_tail *t)
+/* What describes one MCV, learnt on its first event: a text that does not
+ * depend on the payload (an event declared without arguments, or
+ * UNKNOWN), else the spec to describe every event with. */
+struct desc {
+	const struct evspec *spec; /* NULL: text */
+	char *text; /* padded to a multiple of 16 bytes: copied in blocks */
+	size_t len;
+};
+
+#define DESC_BLOCKS (1u << 14) /* the first two MCV bytes, 7 bits each */
+
+/* The descs of 7-bit MCVs (all that models declare), in blocks of 128 by
+ * the third byte, made when first seen. */
+struct desc_cache {
+	struct desc **block;
+};
+
+static void desc_cache_free(struct desc_cache *dc)
 {
-	char desc[DESC_MAX];
-	const struct evspec *s = events_lookup(ev->mcv);
-	int len = s ? evspec_describe(s, ev, desc, sizeof(desc)) : -1;
+	for (uint32_t b = 0; dc->block && b < DESC_BLOCKS; b++) {
+		for (uint32_t k = 0; dc->block[b] && k < 128; k++)
+			free(dc->block[b][k].text);
+		free(dc->block[b]);
+	}
+	free(dc->block);
+	dc->block = NULL;
+}
+
+/* The desc of ev's MCV, learnt now; NULL for an MCV that is not 7-bit or
+ * when memory runs out (the caller then describes ev as it is). */
+static __attribute__((noinline)) const struct desc *desc_learn(struct desc_cache *dc, const struct ev *ev)
+{
+	const uint8_t *m = ev->mcv;
+	if ((m[0] | m[1] | m[2]) & 0x80)
+		return NULL;
+	struct desc **b = &dc->block[(uint32_t)m[0] << 7 | m[1]];
+	if (!*b && !(*b = calloc(128, sizeof(**b))))
+		return NULL;
+	struct desc *ds = &(*b)[m[2]];
+	const struct evspec *s = events_lookup(m);
+	if (s && s->nargs > 0) {
+		ds->spec = s;
+		return ds;
+	}
+	char *text = malloc(DESC_MAX + 16);
+	int len = s && text ? evspec_describe(s, ev, text, DESC_MAX) : -1;
+	if (!text)
+		return NULL;
 	if (len < 0) {
-		memcpy(desc, "UNKNOWN", 7);
+		memcpy(text, "UNKNOWN", 7);
 		len = 7;
 	}
-	char *start = out_reserve(o, head_room(t) + (size_t)len + 1);
-	char *d = tail(clock10(&ck, start, (int64_t)ev->clock), ev, t);
-	memcpy(d, desc, (size_t)len);
+	ds->text = text;
+	ds->len = (size_t)len;
+	return ds;
+}
+
+static inline const struct desc *desc_of(struct desc_cache *dc, const struct ev *ev)
+{
+	const uint8_t *m = ev->mcv;
+	if (!((m[0] | m[1] | m[2]) & 0x80)) {
+		const struct desc *b = dc->block[(uint32_t)m[0] << 7 | m[1]];
+		if (b && (b[m[2]].spec || b[m[2]].text))
+			return &b[m[2]];
+	}
+	return desc_learn(dc, ev);
+}
+
+/* The description goes straight into the output buffer, where DESC_MAX
+ * bytes (and 16 for the copy of a cached text in blocks) are reserved. */
+static inline __attribute__((always_inline)) void text_line(struct out *o, struct clock_col *c,
+							   struct desc_cache *dc, const struct ev *ev,
+							   const struct dump_tail *t)
+{
+	char *start = out_reserve(o, head_room(t) + DESC_MAX + 16 + 1);
+	char *d = tail(clock10(c, start, (int64_t)ev->clock), ev, t);
+	const struct desc *ds = dc ? desc_of(dc, ev) : NULL;
+	int len;
+	if (ds && !ds->spec) {
+		for (size_t i = 0; i < ds->len; i += 16)
+			memcpy(d + i, ds->text + i, 16);
+		len = (int)ds->len;
+	} else {
+		const struct evspec *s = ds ? ds->spec : events_lookup(ev->mcv);
+		len = s ? evspec_describe(s, ev, d, DESC_MAX) : -1;
+		if (len < 0) {
+			memcpy(d, "UNKNOWN", 7);
+			len = 7;
+		}
+	}
 	d[len] = '\n';
 	out_commit(o, (size_t)(d + len + 1 - start));
+}
+
+void dump_text(struct out *o, const struct ev *ev, const struct dump_tail *t)
+{
+	text_line(o, &ck, NULL, ev, t);
+}
+
+__attribute__((flatten)) int dump_text_play(struct out *o, struct player *p, const struct dump_tail *tails)
+{
+	struct clock_col c = CLOCK_COL_INIT;
+	struct desc_cache dc = { calloc(DESC_BLOCKS, sizeof(*dc.block)) };
+	struct desc_cache *dcp = dc.block ? &dc : NULL; /* without memory: each event described */
+	struct player_ev pe;
+	int r;
+	while ((r = player_next(p, &pe)) == 1 && !o->err)
+		text_line(o, &c, dcp, pe.ev, &tails[pe.stream]);
+	desc_cache_free(&dc);
+	return r < 0 ? -1 : 0;
 }
 
 static int is_signed(enum evarg_type t)

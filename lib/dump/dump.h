@@ -33,6 +33,8 @@ int dump_hex_play(struct out *o, struct player *p, const struct dump_tail *tails
  * declares its MCV or the payload does not fit its signature. Needs
  * events_init(). */
 void dump_text(struct out *o, const struct ev *ev, const struct dump_tail *t);
+/* dump_text of every event p plays, as dump_hex_play. */
+int dump_text_play(struct out *o, struct player *p, const struct dump_tail *tails);
 /* One JSON object on one line: clock, mcv, stream, offset, then "args" with
  * the named payload fields when a model declares the MCV, else "payload"
  * with the bytes in hex. */
