@@ -174,6 +174,11 @@ static int play(struct dumper *d, struct opts *o, struct out *out)
 		const struct trace_stream *s = &d->trace.streams[d->set.stream[k]];
 		dump_notes(out, &s->meta, s->relpath);
 	}
+	if (o->mode != JSON && !filtered) { /* the common case, in one loop */
+		r = o->mode == HEX ? dump_hex_play(out, &p, d->tails) : dump_text_play(out, &p, d->tails);
+		player_free(&p);
+		return r;
+	}
 	while ((r = player_next(&p, &pe)) == 1 && !out->err) {
 		if (windowed && pe.rclock >= o->from && pe.rclock <= o->to)
 			inside++;

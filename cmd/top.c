@@ -54,15 +54,9 @@ static void counter_free(struct counter *c)
 static int count_all(struct counter *c)
 {
 	struct player p;
-	struct player_ev pe;
-	int r;
 	if (player_init(&p, c->set.readers, c->set.n, NULL, PLAYER_UNSORTED) < 0)
 		return -1;
-	while ((r = player_next(&p, &pe)) == 1)
-		if (evcount_add(&c->count, pe.ev->mcv) < 0) {
-			r = -1;
-			break;
-		}
+	int r = evcount_play(&c->count, &p);
 	player_free(&p);
 	return r;
 }

@@ -10,9 +10,11 @@
 #include "base/json.h"
 #include "base/out.h"
 #include "trace/meta.h"
+#include "trace/player.h"
 #include "trace/stream.h"
 
-/* What follows the MCV on every line of one stream: "  <relpath>  ". */
+/* What follows the clock on every line of one stream: "  MCV  <relpath>  ",
+ * its MCV written over per event. */
 struct dump_tail {
 	char *text;
 	size_t len;
@@ -24,10 +26,15 @@ void dump_tail_free(struct dump_tail *t);
 /* One line with the payload as ":%02x" per byte (jumbo: the 4 length bytes
  * too); no payload leaves the line ending in the two spaces. */
 void dump_hex(struct out *o, const struct ev *ev, const struct dump_tail *t);
+/* dump_hex of every event p plays, tails[i] for its stream i, until the
+ * end or a failed write (o->err). -1 if the player fails (reported). */
+int dump_hex_play(struct out *o, struct player *p, const struct dump_tail *tails);
 /* One line ending in the description of the event, or UNKNOWN when no model
  * declares its MCV or the payload does not fit its signature. Needs
  * events_init(). */
 void dump_text(struct out *o, const struct ev *ev, const struct dump_tail *t);
+/* dump_text of every event p plays, as dump_hex_play. */
+int dump_text_play(struct out *o, struct player *p, const struct dump_tail *tails);
 /* One JSON object on one line: clock, mcv, stream, offset, then "args" with
  * the named payload fields when a model declares the MCV, else "payload"
  * with the bytes in hex. */

@@ -97,6 +97,17 @@ check_same "-x: clock right-aligned in 10, jumbo length bytes first" "$TMP/jx.tx
 "$OVNI" dump -x "$TMP/gen" >"$TMP/gen.txt"
 check "streams without ovni.finished are dumped" test $? -eq 0
 check "every generated event is dumped" test "$(wc -l <"$TMP/gen.txt")" -eq 16000
+# The plain dump learns each MCV's description on its first event (a text
+# when the event has no arguments); a filter (--mcv) describes every event
+# on its own: both must agree, in text and in hex.
+for mode in "" -x; do
+	"$OVNI" dump $mode "$TMP/gen" >"$TMP/learnt.txt"
+	"$OVNI" dump $mode --mcv '*' "$TMP/gen" >"$TMP/each.txt"
+	check_same "dump ${mode:-(text)}: the whole-trace loop and the filtered one agree" "$TMP/learnt.txt" "$TMP/each.txt"
+done
+"$OVNI" dump "$GOLDEN/ovni/sort/trace" 2>/dev/null >"$TMP/learnt.txt"
+"$OVNI" dump --mcv '*' "$GOLDEN/ovni/sort/trace" 2>/dev/null >"$TMP/each.txt"
+check_same "dump with UNKNOWN MCVs: the whole-trace loop and the filtered one agree" "$TMP/learnt.txt" "$TMP/each.txt"
 awk 'NR > 1 && $1 < prev {bad = 1} {prev = $1} END {exit bad}' "$TMP/gen.txt" &&
 	ok "events of sorted streams come out in clock order" || not_ok "events of sorted streams come out in clock order"
 
