@@ -1,0 +1,898 @@
+/* Stream files: the in-place sort through a journal, and the check. The
+ * stream is mapped read-only and walked once; each region's window is
+ * sorted against the view (mapping + earlier sorted windows); the sorted
+ * windows go to a journal beside the stream, which is synced and renamed
+ * to its final name, and only then written in place; the stream is synced
+ * and the journal removed. A crash leaves the old stream (no journal, or
+ * a ".tmp" one), or a journal that the next `ovni sort` writes again. */
+#include "sort/sort.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h> /* rename */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_STATIC_LINKING_ONLY
+#include "common/xxhash.h"
+
+#include "base/file.h"
+#include "base/msg.h"
+#include "sort/keys.h"
+#include "trace/stream.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+static int check_header(int fd, const char *name, uint64_t size)
+{
+	uint8_t h[STREAM_HEADER_SIZE];
+	if (size == 0) {
+		msg_err("%s: offset 0: empty file, no stream header", name);
+		return -1;
+	}
+	if (size < STREAM_HEADER_SIZE) {
+		msg_err("%s: offset %" PRIu64 ": stream header cut short", name, size);
+		return -1;
+	}
+	ssize_t n = pread(fd, h, sizeof(h), 0);
+	if (n != (ssize_t)sizeof(h)) {
+		msg_err("%s: offset 0: cannot read the stream header: %s", name,
+			n < 0 ? strerror(errno) : "short read");
+		return -1;
+	}
+	if (memcmp(h, STREAM_MAGIC, 4) != 0) {
+		msg_err("%s: offset 0: not an ovni stream (bad magic)", name);
+		return -1;
+	}
+	uint32_t v;
+	memcpy(&v, h + 4, 4);
+	if (v != STREAM_VERSION) {
+		msg_err("%s: offset 4: stream version %" PRIu32 ", expected %d", name, v, STREAM_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_stream(const char *path, const char *name, struct stat *sb)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		msg_err("%s: cannot open: %s", name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, sb) < 0 || !S_ISREG(sb->st_mode)) {
+		msg_err("%s: not a regular file", name);
+		close(fd);
+		return -1;
+	}
+	if (check_header(fd, name, (uint64_t)sb->st_size) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (n) {
+		ssize_t r = pread(fd, p, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+	const uint8_t *p = buf;
+	while (n) {
+		ssize_t r = pwrite(fd, p, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int sync_dir_of(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int r = fd >= 0 ? fsync(fd) : -1;
+	if (r < 0)
+		msg_err("%s: cannot sync directory %s: %s", name, dir ? dir : path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return r;
+}
+
+
+/* ---- In place, through a journal ---- */
+
+#define MAP_CHUNK (8u << 20) /* the mapping is populated ahead and dropped behind by this much */
+#define RING 4096 /* event boundaries kept for looking back, newest last */
+#define RING_EVERY 64 /* events between two boundaries */
+#define SPILL_MEM (1u << 20) /* patch bytes held before they go to the journal */
+#define VIEW_CHUNK (64u * 1024)
+#define JOURNAL_BUF (64u * 1024)
+#define JOURNAL_MAGIC "ovnisrtj"
+#define JOURNAL_END UINT64_MAX /* the offset field of the trailer */
+#define JOURNAL_HEAD 16 /* magic, stream size */
+#define JOURNAL_TAIL 24 /* JOURNAL_END, records, hash of all before the hash */
+
+/* An event boundary of the sorted view: offset and event index. */
+struct mark {
+	uint64_t off, idx;
+};
+
+/* Sorted bytes that replace [off, off + len) of the stream. */
+struct patch {
+	uint64_t off, len, idx; /* idx: event index at off */
+	uint8_t *data; /* NULL once written to the journal, at joff */
+	uint64_t joff;
+};
+
+struct journal {
+	int fd;
+	char *path, *tmp;
+	uint8_t *buf;
+	size_t len;
+	uint64_t pos; /* journal bytes written so far, buffered included */
+	uint64_t records;
+	XXH64_state_t hash;
+};
+
+struct inplace {
+	const char *name;
+	const char *path;
+	int fd;
+	const uint8_t *map;
+	uint64_t size;
+	uint64_t lookback;
+	struct sort_stats *st;
+	const struct sort_opts *o;
+	uint64_t populated, dropped; /* mapping window: [dropped, populated) may be resident */
+	struct mark ring[RING];
+	uint64_t nring, ring_lo; /* entries [ring_lo, nring) are valid, at index % RING */
+	struct patch *p;
+	size_t np, pcap, pmem;
+	struct journal j;
+	uint8_t *win, *tmp; /* a window's bytes, its sorted bytes */
+	size_t wcap;
+	struct key *keys, *keys2;
+	size_t kcap;
+	uint8_t view[VIEW_CHUNK];
+};
+
+static int ip_nomem(struct inplace *s, size_t n)
+{
+	msg_err("%s: out of memory for %zu bytes", s->name, n);
+	return -1;
+}
+
+/* ---- The journal: sorted windows on disk before the stream is touched ---- */
+
+static int journal_flush(struct inplace *s)
+{
+	struct journal *j = &s->j;
+	if (j->len && file_write_all(j->fd, j->buf, j->len) < 0) {
+		msg_err("%s: cannot write %s: %s", s->name, j->tmp, strerror(errno));
+		return -1;
+	}
+	j->len = 0;
+	return 0;
+}
+
+static int journal_put(struct inplace *s, const void *p, size_t n)
+{
+	struct journal *j = &s->j;
+	XXH64_update(&j->hash, p, n);
+	j->pos += n;
+	if (n >= JOURNAL_BUF) {
+		if (journal_flush(s) < 0 || file_write_all(j->fd, p, n) < 0) {
+			msg_err("%s: cannot write %s: %s", s->name, j->tmp, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (j->len + n > JOURNAL_BUF && journal_flush(s) < 0)
+		return -1;
+	memcpy(j->buf + j->len, p, n);
+	j->len += n;
+	return 0;
+}
+
+static int journal_u64(struct inplace *s, uint64_t v)
+{
+	return journal_put(s, &v, 8);
+}
+
+static int journal_open(struct inplace *s)
+{
+	struct journal *j = &s->j;
+	j->fd = open(j->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (j->fd < 0) {
+		msg_err("%s: cannot create %s: %s", s->name, j->tmp, strerror(errno));
+		return -1;
+	}
+	if (!(j->buf = malloc(JOURNAL_BUF)))
+		return ip_nomem(s, JOURNAL_BUF);
+	XXH64_reset(&j->hash, 0);
+	if (journal_put(s, JOURNAL_MAGIC, 8) < 0 || journal_u64(s, s->size) < 0)
+		return -1;
+	if (s->o->hook)
+		s->o->hook("journal-created");
+	return 0;
+}
+
+/* The patch's bytes go to the journal and leave memory. */
+static int spill(struct inplace *s, struct patch *p)
+{
+	if (s->j.fd < 0 && journal_open(s) < 0)
+		return -1;
+	if (journal_u64(s, p->off) < 0 || journal_u64(s, p->len) < 0)
+		return -1;
+	p->joff = s->j.pos;
+	if (journal_put(s, p->data, p->len) < 0)
+		return -1;
+	s->j.records++;
+	s->pmem -= p->len;
+	free(p->data);
+	p->data = NULL;
+	return 0;
+}
+
+/* The journal is whole: trailer, sync, then renamed to its final name. */
+static int journal_commit(struct inplace *s)
+{
+	struct journal *j = &s->j;
+	if (journal_u64(s, JOURNAL_END) < 0 || journal_u64(s, j->records) < 0)
+		return -1;
+	uint64_t h = XXH64_digest(&j->hash);
+	if (journal_put(s, &h, 8) < 0 || journal_flush(s) < 0)
+		return -1;
+	if (fdatasync(j->fd) < 0) {
+		msg_err("%s: cannot sync %s: %s", s->name, j->tmp, strerror(errno));
+		return -1;
+	}
+	if (rename(j->tmp, j->path) < 0) {
+		msg_err("%s: cannot rename %s: %s", s->name, j->tmp, strerror(errno));
+		return -1;
+	}
+	if (sync_dir_of(j->path, s->name) < 0)
+		return -1;
+	if (s->o->hook)
+		s->o->hook("journaled");
+	return 0;
+}
+
+/* ---- The view: the stream as sorted so far (mapping + patches) ---- */
+
+/* Bytes [off, off + n) of the view into dst. */
+static int view_read(struct inplace *s, uint64_t off, uint8_t *dst, size_t n)
+{
+	memcpy(dst, s->map + off, n);
+	uint64_t end = off + n;
+	/* Patches are sorted and disjoint; those that matter are the last ones. */
+	size_t i = s->np;
+	while (i > 0 && s->p[i - 1].off + s->p[i - 1].len > off)
+		i--;
+	for (; i < s->np && s->p[i].off < end; i++) {
+		const struct patch *p = &s->p[i];
+		uint64_t a = p->off > off ? p->off : off;
+		uint64_t b = p->off + p->len < end ? p->off + p->len : end;
+		if (p->data) {
+			memcpy(dst + (a - off), p->data + (a - p->off), b - a);
+			continue;
+		}
+		if (journal_flush(s) < 0)
+			return -1;
+		if (pread_all(s->j.fd, dst + (a - off), b - a, p->joff + (a - p->off)) < 0) {
+			msg_err("%s: cannot read back %s: %s", s->name, s->j.tmp, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Walks the view's events in [from, to) (from a boundary with event index
+ * idx) and keeps the last one whose clock is < m in *found. 1 if one was,
+ * 0 if not, -1 after a message. */
+static int view_last_below(struct inplace *s, struct mark from, uint64_t to, uint64_t m, struct mark *found)
+{
+	int r = 0;
+	uint64_t off = from.off, idx = from.idx;
+	while (off < to) {
+		size_t n = to - off < VIEW_CHUNK ? (size_t)(to - off) : VIEW_CHUNK;
+		if (view_read(s, off, s->view, n) < 0)
+			return -1;
+		size_t q = 0;
+		while (q + EV_HEADER_SIZE <= n) {
+			const uint8_t *e = s->view + q;
+			if (ev_head_size(e[0]) > n - q)
+				break;
+			size_t sz = ev_size(e);
+			if (ev_clock(e) < m) {
+				*found = (struct mark){ off + q, idx };
+				r = 1;
+			}
+			q += sz;
+			idx++;
+			if (q > n)
+				break;
+		}
+		off += q;
+	}
+	return r;
+}
+
+/* ---- Boundaries to look back from ---- */
+
+static void ring_push(struct inplace *s, uint64_t off, uint64_t idx)
+{
+	s->ring[s->nring % RING] = (struct mark){ off, idx };
+	s->nring++;
+	if (s->nring - s->ring_lo > RING)
+		s->ring_lo = s->nring - RING;
+}
+
+/* Boundaries inside a new patch no longer are. */
+static void ring_cut(struct inplace *s, uint64_t off)
+{
+	while (s->nring > s->ring_lo && s->ring[(s->nring - 1) % RING].off > off)
+		s->nring--;
+}
+
+/* The start of the window of a region: the last event of the view before
+ * the region's end with a clock < m, looking back from the OU[ (inner
+ * events are all >= m). */
+static int window_start(struct inplace *s, struct mark open, uint64_t m, struct mark *j)
+{
+	uint64_t to = open.off + ev_size(s->map + open.off); /* the OU[ included */
+	uint64_t r = s->nring;
+	while (r > s->ring_lo) {
+		struct mark b = s->ring[(r - 1) % RING];
+		r--;
+		if (b.off > open.off)
+			continue;
+		int f = view_last_below(s, b, to, m, j);
+		if (f)
+			return f;
+		to = b.off;
+		if (s->lookback && b.idx + s->lookback < open.idx)
+			return 0; /* already out of reach */
+	}
+	return view_last_below(s, (struct mark){ STREAM_HEADER_SIZE, 0 }, to, m, j);
+}
+
+static int reserve_window(struct inplace *s, size_t bytes, size_t events)
+{
+	if (bytes > s->wcap) {
+		free(s->win);
+		free(s->tmp);
+		s->win = malloc(bytes);
+		s->tmp = malloc(bytes);
+		s->wcap = s->win && s->tmp ? bytes : 0;
+		if (!s->wcap)
+			return ip_nomem(s, 2 * bytes);
+	}
+	if (events > s->kcap) {
+		free(s->keys);
+		free(s->keys2);
+		s->keys = malloc(events * sizeof(*s->keys));
+		s->keys2 = malloc(events * sizeof(*s->keys2));
+		s->kcap = s->keys && s->keys2 ? events : 0;
+		if (!s->kcap)
+			return ip_nomem(s, 2 * events * sizeof(*s->keys));
+	}
+	size_t mem = 2 * s->wcap + 2 * s->kcap * sizeof(struct key) + s->pmem;
+	if (mem > s->st->peak_mem)
+		s->st->peak_mem = mem;
+	return 0;
+}
+
+/* The sorted bytes of [a, k) (a <= j) become a patch; patches it covers go. */
+static int add_patch(struct inplace *s, struct mark a, uint64_t k, uint8_t *data)
+{
+	while (s->np && s->p[s->np - 1].off >= a.off) {
+		struct patch *p = &s->p[--s->np];
+		if (p->data)
+			s->pmem -= p->len;
+		free(p->data);
+	}
+	if (s->np == s->pcap) {
+		size_t cap = s->pcap ? 2 * s->pcap : 64;
+		struct patch *np = realloc(s->p, cap * sizeof(*np));
+		if (!np)
+			return ip_nomem(s, cap * sizeof(*np));
+		s->p = np;
+		s->pcap = cap;
+	}
+	s->p[s->np++] = (struct patch){ a.off, k - a.off, a.idx, data, 0 };
+	s->pmem += k - a.off;
+	ring_cut(s, a.off);
+	ring_push(s, a.off, a.idx);
+	if (s->pmem <= SPILL_MEM)
+		return 0;
+	for (size_t i = 0; i + 1 < s->np; i++)
+		if (s->p[i].data && spill(s, &s->p[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Sorts the view's events [j, k) (k: the OU]), stably by clock. */
+static int sort_window_at(struct inplace *s, struct mark j, struct mark k)
+{
+	struct mark a = j; /* a patch that j cuts is taken whole */
+	size_t i = s->np;
+	while (i > 0 && s->p[i - 1].off + s->p[i - 1].len > j.off)
+		i--;
+	if (i < s->np && s->p[i].off < j.off)
+		a = (struct mark){ s->p[i].off, s->p[i].idx };
+	size_t bytes = (size_t)(k.off - a.off), events = (size_t)(k.off - j.off) / EV_HEADER_SIZE + 1;
+	if (reserve_window(s, bytes, events) < 0 || view_read(s, a.off, s->win, bytes) < 0)
+		return -1;
+	size_t w0 = (size_t)(j.off - a.off), q = w0, n = 0;
+	int sorted = 1;
+	uint64_t prev = 0;
+	for (; q < bytes; n++) {
+		struct key *key = &s->keys[n];
+		key->off = q;
+		key->size = ev_size(s->win + q);
+		key->clock = ev_clock(s->win + q);
+		sorted &= key->clock >= prev;
+		prev = key->clock;
+		q += key->size;
+	}
+	if (n > s->st->max_window)
+		s->st->max_window = n;
+	if (sorted)
+		return 0;
+	key_sort(s->keys, s->keys2, n);
+	memcpy(s->tmp, s->win, w0);
+	q = w0;
+	for (size_t t = 0; t < n; t++) {
+		memcpy(s->tmp + q, s->win + s->keys[t].off, s->keys[t].size);
+		q += s->keys[t].size;
+	}
+	uint8_t *data = malloc(bytes ? bytes : 1);
+	if (!data)
+		return ip_nomem(s, bytes);
+	memcpy(data, s->tmp, bytes);
+	s->st->moved++;
+	s->st->changed = 1;
+	return add_patch(s, a, k.off, data);
+}
+
+static int ip_lookback_error(struct inplace *s, struct mark open, struct mark k, uint64_t m)
+{
+	msg_err("%s: offset %" PRIu64 ": no event with a clock below %" PRIu64
+		" among the %" PRIu64 " events before the region's OU] at offset %" PRIu64
+		"; raise the look-back limit (-n) or drop it",
+		s->name, open.off, m, s->lookback - 1, k.off);
+	return -1;
+}
+
+/* The region opened at open closes at k (its OU]). */
+static int close_region(struct inplace *s, struct mark open, struct mark k, uint64_t m)
+{
+	uint64_t n = s->lookback, lo = n && k.idx >= n ? k.idx - n + 1 : 0;
+	struct mark j;
+	int f = window_start(s, open, m, &j);
+	if (f < 0)
+		return -1;
+	if (!f || j.idx < lo) {
+		if (lo > 0)
+			return ip_lookback_error(s, open, k, m);
+		j = (struct mark){ STREAM_HEADER_SIZE, 0 };
+	}
+	return sort_window_at(s, j, k);
+}
+
+static int ip_cut_short(struct inplace *s, uint64_t off)
+{
+	uint64_t avail = s->size - off;
+	if (avail >= EV_HEADER_SIZE && avail >= ev_head_size(s->map[off]))
+		msg_err("%s: offset %" PRIu64 ": event of %zu bytes cut short by the end of the stream",
+			s->name, off, ev_size(s->map + off));
+	else
+		msg_err("%s: offset %" PRIu64 ": incomplete event at the end of the stream (%" PRIu64 " bytes)",
+			s->name, off, avail);
+	return -1;
+}
+
+/* Keeps the resident part of the mapping near off: ahead populated in
+ * one go, behind given back (a look back far behind faults it in again). */
+static void follow(struct inplace *s, uint64_t off)
+{
+	if (off + MAP_CHUNK / 2 > s->populated && s->populated < s->size) {
+		uint64_t a = s->populated, b = a + MAP_CHUNK < s->size ? a + MAP_CHUNK : s->size;
+		madvise((void *)(s->map + a), (size_t)(b - a), MADV_POPULATE_READ);
+		s->populated = b;
+	}
+	if (off > s->dropped + 2 * MAP_CHUNK) {
+		uint64_t b = (off - MAP_CHUNK) & ~(uint64_t)(MAP_CHUNK - 1);
+		madvise((void *)(s->map + s->dropped), (size_t)(b - s->dropped), MADV_DONTNEED);
+		s->dropped = b;
+	}
+}
+
+enum { IP_SORTED, IP_OPEN, IP_INSIDE };
+
+/* Walks the whole stream once, sorting each region as it closes. */
+static int scan_stream(struct inplace *s)
+{
+	uint64_t off = STREAM_HEADER_SIZE, idx = 0, m = 0;
+	struct mark open = { 0, 0 };
+	int state = IP_SORTED;
+	ring_push(s, off, idx);
+	while (off < s->size) {
+		follow(s, off);
+		if (state == IP_SORTED) {
+			uint64_t lim = s->populated < s->size ? s->populated : s->size;
+			uint64_t at = idx;
+			off = ev_skip(s->map, off, lim, RING_EVERY, &idx);
+			if (idx - at == RING_EVERY) {
+				ring_push(s, off, idx);
+				continue;
+			}
+			if (off >= s->size)
+				break;
+		}
+		const uint8_t *e = s->map + off;
+		if (s->size - off < EV_HEADER_SIZE || s->size - off < ev_head_size(e[0]) ||
+		    s->size - off < ev_size(e))
+			return ip_cut_short(s, off);
+		uint64_t c = ev_clock(e);
+		struct mark here = { off, idx };
+		off += ev_size(e);
+		idx++;
+		s->st->events = idx;
+		int marker = e[1] == 'O' && e[2] == 'U' && (e[3] == '[' || e[3] == ']');
+		if (!marker || e[3] == '[') {
+			if (state == IP_SORTED && marker) {
+				state = IP_OPEN;
+				open = here;
+				ring_push(s, here.off, here.idx);
+			} else if (state == IP_OPEN) {
+				state = IP_INSIDE;
+				m = c;
+			} else if (state == IP_INSIDE && c < m) {
+				m = c;
+			}
+			continue;
+		}
+		if (state == IP_OPEN)
+			s->st->empty++;
+		if (state == IP_INSIDE) {
+			s->st->regions++;
+			if (close_region(s, open, here, m) < 0)
+				return -1;
+		}
+		state = IP_SORTED;
+	}
+	s->st->events = idx;
+	if (state != IP_SORTED)
+		s->st->open_off = open.off;
+	return 0;
+}
+
+/* ---- Writing the patches in place ---- */
+
+/* Checks the journal jfd whole (magic, trailer, checksum, stream size)
+ * before any byte of it is written: 0 and its record count, or -1 after a
+ * message. */
+static int journal_check(int jfd, const char *jname, uint64_t size, uint64_t *records)
+{
+	struct stat sb;
+	if (fstat(jfd, &sb) < 0) {
+		msg_err("%s: %s", jname, strerror(errno));
+		return -1;
+	}
+	uint64_t jsize = (uint64_t)sb.st_size;
+	if (jsize < JOURNAL_HEAD + JOURNAL_TAIL) {
+		msg_err("%s: offset %" PRIu64 ": journal cut short; the stream was not touched, remove it by hand if unsure",
+			jname, jsize);
+		return -1;
+	}
+	uint8_t *b = malloc(JOURNAL_BUF);
+	if (!b) {
+		msg_err("%s: out of memory", jname);
+		return -1;
+	}
+	XXH64_state_t h;
+	XXH64_reset(&h, 0);
+	uint64_t off = 0, body = jsize - 8, stored = 0, hdr[2], tail[3];
+	int r = 0;
+	while (off < jsize && r == 0) {
+		size_t n = jsize - off < JOURNAL_BUF ? (size_t)(jsize - off) : JOURNAL_BUF;
+		if (pread_all(jfd, b, n, off) < 0) {
+			msg_err("%s: offset %" PRIu64 ": read: %s", jname, off, strerror(errno));
+			r = -1;
+			break;
+		}
+		if (off < body)
+			XXH64_update(&h, b, off + n <= body ? n : (size_t)(body - off));
+		off += n;
+	}
+	free(b);
+	if (r < 0)
+		return -1;
+	if (pread_all(jfd, hdr, sizeof(hdr), 0) < 0 || pread_all(jfd, tail, sizeof(tail), jsize - JOURNAL_TAIL) < 0) {
+		msg_err("%s: read: %s", jname, strerror(errno));
+		return -1;
+	}
+	stored = tail[2];
+	if (memcmp(hdr, JOURNAL_MAGIC, 8) != 0) {
+		msg_err("%s: offset 0: not a sort journal (bad magic)", jname);
+		return -1;
+	}
+	if (tail[0] != JOURNAL_END || XXH64_digest(&h) != stored) {
+		msg_err("%s: offset %" PRIu64 ": journal damaged (bad checksum); the stream is left as it is",
+			jname, jsize - 8);
+		return -1;
+	}
+	if (hdr[1] != size) {
+		msg_err("%s: offset 8: journal for a stream of %" PRIu64 " bytes, the stream has %" PRIu64,
+			jname, hdr[1], size);
+		return -1;
+	}
+	*records = tail[1];
+	return 0;
+}
+
+/* Writes every record of the checked journal jfd into the stream fd. */
+static int journal_apply(int jfd, const char *jname, int fd, const char *name, uint64_t size,
+			 const struct sort_opts *o)
+{
+	struct stat sb;
+	if (fstat(jfd, &sb) < 0)
+		return -1;
+	uint64_t end = (uint64_t)sb.st_size - JOURNAL_TAIL, off = JOURNAL_HEAD, done = 0;
+	uint8_t *b = malloc(JOURNAL_BUF);
+	if (!b) {
+		msg_err("%s: out of memory", jname);
+		return -1;
+	}
+	int r = 0;
+	while (off < end && r == 0) {
+		uint64_t rec[2];
+		if (off + 16 > end || pread_all(jfd, rec, 16, off) < 0 || rec[0] < STREAM_HEADER_SIZE ||
+		    rec[0] > size || rec[1] > size - rec[0] || rec[1] > end - off - 16) {
+			msg_err("%s: offset %" PRIu64 ": bad record", jname, off);
+			r = -1;
+			break;
+		}
+		off += 16;
+		for (uint64_t k = 0; k < rec[1] && r == 0;) {
+			size_t n = rec[1] - k < JOURNAL_BUF ? (size_t)(rec[1] - k) : JOURNAL_BUF;
+			if (pread_all(jfd, b, n, off + k) < 0 || pwrite_all(fd, b, n, rec[0] + k) < 0) {
+				msg_err("%s: offset %" PRIu64 ": writing the sorted bytes: %s", name, rec[0] + k,
+					strerror(errno));
+				r = -1;
+			}
+			k += n;
+		}
+		off += rec[1];
+		if (++done == 1 && o && o->hook)
+			o->hook("writing");
+	}
+	free(b);
+	if (r == 0 && fdatasync(fd) < 0) {
+		msg_err("%s: cannot sync: %s", name, strerror(errno));
+		r = -1;
+	}
+	if (r == 0 && o && o->hook)
+		o->hook("written");
+	return r;
+}
+
+/* A journal left beside path by a sort that did not finish: checked, then
+ * written into the stream. 0 when there was none or it is done now. */
+static int journal_replay(const char *path, const char *jpath, const char *name, const struct sort_opts *o, int pending)
+{
+	int jfd = open(jpath, O_RDONLY | O_CLOEXEC);
+	if (jfd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		msg_err("%s: cannot open the pending journal %s: %s", name, jpath, strerror(errno));
+		return -1;
+	}
+	int r = -1, fd = open(path, O_RDWR | O_CLOEXEC);
+	struct stat sb;
+	uint64_t records = 0;
+	if (fd < 0 || fstat(fd, &sb) < 0)
+		msg_err("%s: cannot open to finish the interrupted sort: %s", name, strerror(errno));
+	else if (journal_check(jfd, jpath, (uint64_t)sb.st_size, &records) == 0 &&
+		 journal_apply(jfd, jpath, fd, name, (uint64_t)sb.st_size, o) == 0) {
+		if (unlink(jpath) < 0)
+			msg_err("%s: cannot remove %s: %s", name, jpath, strerror(errno));
+		else
+			r = 0;
+	}
+	if (r == 0 && pending)
+		msg_info("%s: finished the interrupted sort (%" PRIu64 " windows from %s)", name, records, jpath);
+	if (fd >= 0)
+		close(fd);
+	close(jfd);
+	return r;
+}
+
+static char *suffixed(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k = strlen(suffix);
+	char *p = malloc(n + k + 1);
+	if (p) {
+		memcpy(p, path, n);
+		memcpy(p + n, suffix, k + 1);
+	}
+	return p;
+}
+
+static void inplace_free(struct inplace *s)
+{
+	for (size_t i = 0; i < s->np; i++)
+		free(s->p[i].data);
+	free(s->p);
+	free(s->win);
+	free(s->tmp);
+	free(s->keys);
+	free(s->keys2);
+	free(s->j.buf);
+	if (s->j.fd >= 0)
+		close(s->j.fd);
+	if (s->map)
+		munmap((void *)s->map, (size_t)s->size);
+	if (s->fd >= 0)
+		close(s->fd);
+}
+
+/* Scans and sorts; the patches end in the journal, committed. 1 when
+ * there is something to write, 0 when not, -1 after a message. */
+static int sort_to_journal(struct inplace *s)
+{
+	struct stat sb;
+	s->fd = open_stream(s->path, s->name, &sb);
+	if (s->fd < 0)
+		return -1;
+	s->size = (uint64_t)sb.st_size;
+	if (s->size > SIZE_MAX) {
+		msg_err("%s: too big to map", s->name);
+		return -1;
+	}
+	void *m = mmap(NULL, (size_t)s->size, PROT_READ, MAP_SHARED, s->fd, 0);
+	if (m == MAP_FAILED) {
+		msg_err("%s: cannot map: %s", s->name, strerror(errno));
+		return -1;
+	}
+	s->map = m;
+	madvise(m, (size_t)s->size, MADV_SEQUENTIAL);
+	if (scan_stream(s) < 0)
+		return -1;
+	if (!s->st->changed)
+		return 0;
+	for (size_t i = 0; i < s->np; i++)
+		if (s->p[i].data && spill(s, &s->p[i]) < 0)
+			return -1;
+	return journal_commit(s) < 0 ? -1 : 1;
+}
+
+int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st)
+{
+	const char *name = o->name ? o->name : path;
+	memset(st, 0, sizeof(*st));
+	st->open_off = UINT64_MAX;
+	/* A symlinked stream is sorted where it really lives. */
+	char *real = realpath(path, NULL);
+	if (!real) {
+		msg_err("%s: %s", name, strerror(errno));
+		return -1;
+	}
+	struct inplace *s = calloc(1, sizeof(*s));
+	char *jpath = suffixed(real, SORT_JOURNAL_SUFFIX), *jtmp = suffixed(real, SORT_JOURNAL_SUFFIX SORT_TMP_SUFFIX);
+	int r = -1;
+	if (!s || !jpath || !jtmp) {
+		msg_err("%s: out of memory", name);
+		goto out;
+	}
+	/* A journal not yet renamed: the stream was never touched. */
+	unlink(jtmp);
+	if (journal_replay(real, jpath, name, o, 1) < 0)
+		goto out;
+	*s = (struct inplace){ .name = name, .path = real, .fd = -1, .lookback = o->lookback, .st = st, .o = o };
+	s->j = (struct journal){ .fd = -1, .path = jpath, .tmp = jtmp };
+	r = sort_to_journal(s);
+	if (r == 1)
+		r = journal_replay(real, jpath, name, o, 0);
+	else if (r < 0 && s->j.fd >= 0)
+		unlink(jtmp);
+out:
+	if (s)
+		inplace_free(s);
+	free(jpath);
+	free(jtmp);
+	free(real);
+	return r;
+}
+
+int sort_check_file(const char *path, const char *name, uint64_t *back)
+{
+	struct stat sb;
+	int fd = open_stream(path, name, &sb);
+	if (fd < 0)
+		return -1;
+	static uint8_t buf[1 << 20];
+	uint64_t size = (uint64_t)sb.st_size, off = STREAM_HEADER_SIZE, prev = 0;
+	size_t len = 0; /* buf[0, len) holds the stream from off */
+	int r = 1;
+	while (r == 1 && off + len < size) {
+		ssize_t n = pread(fd, buf + len, sizeof(buf) - len, (off_t)(off + len));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			msg_err("%s: offset %" PRIu64 ": read: %s", name, off + len,
+				n ? strerror(errno) : "the file shrank");
+			r = -1;
+			break;
+		}
+		len += (size_t)n;
+		size_t p = 0;
+		while (len - p >= EV_HEADER_SIZE) {
+			size_t sz = len - p < ev_head_size(buf[p]) ? 0 : ev_size(buf + p);
+			if (!sz)
+				break;
+			if (off + p + sz > size) {
+				msg_err("%s: offset %" PRIu64 ": event of %zu bytes cut short by the end of the stream",
+					name, off + p, sz);
+				r = -1;
+				break;
+			}
+			uint64_t c = ev_clock(buf + p);
+			if (c < prev) {
+				*back = off + p;
+				r = 0;
+				break;
+			}
+			prev = c;
+			p += sz;
+			if (p > len) /* the rest of a big jumbo is not needed */
+				break;
+		}
+		if (p > len) {
+			off += p;
+			len = 0;
+			continue;
+		}
+		memmove(buf, buf + p, len - p);
+		len -= p;
+		off += p;
+	}
+	if (r == 1 && len) {
+		msg_err("%s: offset %" PRIu64 ": incomplete event at the end of the stream (%zu bytes)", name, off, len);
+		r = -1;
+	}
+	close(fd);
+	return r;
+}
