@@ -98,22 +98,6 @@ static int pread_all(int fd, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
-static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
-{
-	const uint8_t *p = buf;
-	while (n) {
-		ssize_t r = pwrite(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
 static int sync_dir_of(const char *path, const char *name)
 {
 	const char *slash = strrchr(path, '/');
@@ -131,9 +115,9 @@ static int sync_dir_of(const char *path, const char *name)
 
 /* ---- In place, through a journal ---- */
 
-#define MAP_CHUNK (8u << 20) /* the mapping is populated ahead and dropped behind by this much */
-#define RING 4096 /* event boundaries kept for looking back, newest last */
-#define RING_EVERY 64 /* events between two boundaries */
+#define MAP_CHUNK (2u << 20) /* the mapping is populated ahead and dropped behind by this much */
+#define RING 8192 /* event boundaries kept for looking back, newest last */
+#define SKIP_EVENTS 64 /* events walked between two boundaries kept */
 #define SPILL_MEM (1u << 20) /* patch bytes held before they go to the journal */
 #define VIEW_CHUNK (64u * 1024)
 #define JOURNAL_BUF (64u * 1024)
@@ -324,21 +308,26 @@ static int view_last_below(struct inplace *s, struct mark from, uint64_t to, uin
 {
 	int r = 0;
 	uint64_t off = from.off, idx = from.idx;
+	/* With no sorted window in the way the mapping is the view. */
+	int direct = !s->np || s->p[s->np - 1].off + s->p[s->np - 1].len <= from.off;
 	while (off < to) {
 		size_t n = to - off < VIEW_CHUNK ? (size_t)(to - off) : VIEW_CHUNK;
-		if (view_read(s, off, s->view, n) < 0)
-			return -1;
+		const uint8_t *v = s->map + off;
+		if (!direct) {
+			if (view_read(s, off, s->view, n) < 0)
+				return -1;
+			v = s->view;
+		}
 		size_t q = 0;
 		while (q + EV_HEADER_SIZE <= n) {
-			const uint8_t *e = s->view + q;
+			const uint8_t *e = v + q;
 			if (ev_head_size(e[0]) > n - q)
 				break;
-			size_t sz = ev_size(e);
 			if (ev_clock(e) < m) {
 				*found = (struct mark){ off + q, idx };
 				r = 1;
 			}
-			q += sz;
+			q += ev_size(e);
 			idx++;
 			if (q > n)
 				break;
@@ -551,10 +540,9 @@ static int scan_stream(struct inplace *s)
 	while (off < s->size) {
 		follow(s, off);
 		if (state == IP_SORTED) {
-			uint64_t lim = s->populated < s->size ? s->populated : s->size;
-			uint64_t at = idx;
-			off = ev_skip(s->map, off, lim, RING_EVERY, &idx);
-			if (idx - at == RING_EVERY) {
+			uint64_t lim = s->populated < s->size ? s->populated : s->size, at = idx;
+			off = ev_skip(s->map, off, lim, SKIP_EVENTS, &idx);
+			if (idx - at == SKIP_EVENTS) {
 				ring_push(s, off, idx);
 				continue;
 			}
@@ -601,116 +589,93 @@ static int scan_stream(struct inplace *s)
 
 /* ---- Writing the patches in place ---- */
 
-/* Checks the journal jfd whole (magic, trailer, checksum, stream size)
- * before any byte of it is written: 0 and its record count, or -1 after a
- * message. */
-static int journal_check(int jfd, const char *jname, uint64_t size, uint64_t *records)
+/* Checks the journal j[0, jsize) whole (magic, trailer, checksum, stream
+ * size) before any byte of it is written: 0 and its record count, or -1
+ * after a message. */
+static int journal_check(const uint8_t *j, uint64_t jsize, const char *jname, uint64_t size, uint64_t *records)
 {
-	struct stat sb;
-	if (fstat(jfd, &sb) < 0) {
-		msg_err("%s: %s", jname, strerror(errno));
-		return -1;
-	}
-	uint64_t jsize = (uint64_t)sb.st_size;
 	if (jsize < JOURNAL_HEAD + JOURNAL_TAIL) {
-		msg_err("%s: offset %" PRIu64 ": journal cut short; the stream was not touched, remove it by hand if unsure",
-			jname, jsize);
+		msg_err("%s: offset %" PRIu64 ": journal cut short; the stream is left as it is", jname, jsize);
 		return -1;
 	}
-	uint8_t *b = malloc(JOURNAL_BUF);
-	if (!b) {
-		msg_err("%s: out of memory", jname);
-		return -1;
-	}
-	XXH64_state_t h;
-	XXH64_reset(&h, 0);
-	uint64_t off = 0, body = jsize - 8, stored = 0, hdr[2], tail[3];
-	int r = 0;
-	while (off < jsize && r == 0) {
-		size_t n = jsize - off < JOURNAL_BUF ? (size_t)(jsize - off) : JOURNAL_BUF;
-		if (pread_all(jfd, b, n, off) < 0) {
-			msg_err("%s: offset %" PRIu64 ": read: %s", jname, off, strerror(errno));
-			r = -1;
-			break;
-		}
-		if (off < body)
-			XXH64_update(&h, b, off + n <= body ? n : (size_t)(body - off));
-		off += n;
-	}
-	free(b);
-	if (r < 0)
-		return -1;
-	if (pread_all(jfd, hdr, sizeof(hdr), 0) < 0 || pread_all(jfd, tail, sizeof(tail), jsize - JOURNAL_TAIL) < 0) {
-		msg_err("%s: read: %s", jname, strerror(errno));
-		return -1;
-	}
-	stored = tail[2];
+	uint64_t hdr[2], tail[3];
+	memcpy(hdr, j, sizeof(hdr));
+	memcpy(tail, j + jsize - JOURNAL_TAIL, sizeof(tail));
 	if (memcmp(hdr, JOURNAL_MAGIC, 8) != 0) {
-		msg_err("%s: offset 0: not a sort journal (bad magic)", jname);
+		msg_err("%s: offset 0: not a sort journal (bad magic); the stream is left as it is", jname);
 		return -1;
 	}
-	if (tail[0] != JOURNAL_END || XXH64_digest(&h) != stored) {
+	if (tail[0] != JOURNAL_END || XXH64(j, (size_t)(jsize - 8), 0) != tail[2]) {
 		msg_err("%s: offset %" PRIu64 ": journal damaged (bad checksum); the stream is left as it is",
 			jname, jsize - 8);
 		return -1;
 	}
 	if (hdr[1] != size) {
-		msg_err("%s: offset 8: journal for a stream of %" PRIu64 " bytes, the stream has %" PRIu64,
-			jname, hdr[1], size);
+		msg_err("%s: offset 8: journal of a stream of %" PRIu64 " bytes, the stream has %" PRIu64
+			"; the stream is left as it is", jname, hdr[1], size);
 		return -1;
 	}
-	*records = tail[1];
+	/* Every record in bounds before the first is written. */
+	uint64_t end = jsize - JOURNAL_TAIL, off = JOURNAL_HEAD, n = 0;
+	for (; off < end; n++) {
+		uint64_t rec[2];
+		if (end - off < 16)
+			break;
+		memcpy(rec, j + off, 16);
+		if (rec[0] < STREAM_HEADER_SIZE || rec[0] > size || rec[1] > size - rec[0] || rec[1] > end - off - 16)
+			break;
+		off += 16 + rec[1];
+	}
+	if (off != end || n != tail[1]) {
+		msg_err("%s: offset %" PRIu64 ": bad record; the stream is left as it is", jname, off);
+		return -1;
+	}
+	*records = n;
 	return 0;
 }
 
-/* Writes every record of the checked journal jfd into the stream fd. */
-static int journal_apply(int jfd, const char *jname, int fd, const char *name, uint64_t size,
+/* Writes every record of the checked journal j into the stream fd of size
+ * bytes, through a shared mapping (cheaper than a pwrite per window), then
+ * syncs it. The mapping is given back behind, so memory stays bounded. */
+static int journal_apply(const uint8_t *j, uint64_t jsize, int fd, const char *name, uint64_t size,
 			 const struct sort_opts *o)
 {
-	struct stat sb;
-	if (fstat(jfd, &sb) < 0)
-		return -1;
-	uint64_t end = (uint64_t)sb.st_size - JOURNAL_TAIL, off = JOURNAL_HEAD, done = 0;
-	uint8_t *b = malloc(JOURNAL_BUF);
-	if (!b) {
-		msg_err("%s: out of memory", jname);
+	uint8_t *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		msg_err("%s: cannot map to write the sorted windows: %s", name, strerror(errno));
 		return -1;
 	}
-	int r = 0;
-	while (off < end && r == 0) {
+	uint64_t end = jsize - JOURNAL_TAIL, off = JOURNAL_HEAD, done = 0, low = UINT64_MAX, high = 0;
+	while (off < end) {
 		uint64_t rec[2];
-		if (off + 16 > end || pread_all(jfd, rec, 16, off) < 0 || rec[0] < STREAM_HEADER_SIZE ||
-		    rec[0] > size || rec[1] > size - rec[0] || rec[1] > end - off - 16) {
-			msg_err("%s: offset %" PRIu64 ": bad record", jname, off);
-			r = -1;
-			break;
+		memcpy(rec, j + off, 16);
+		memcpy(m + rec[0], j + off + 16, (size_t)rec[1]);
+		off += 16 + rec[1];
+		low = rec[0] < low ? rec[0] : low;
+		high = rec[0] + rec[1] > high ? rec[0] + rec[1] : high;
+		if (high - low > MAP_CHUNK) {
+			uint64_t a = low & ~(uint64_t)4095;
+			madvise(m + a, (size_t)(high - a), MADV_DONTNEED);
+			low = UINT64_MAX;
+			high = 0;
 		}
-		off += 16;
-		for (uint64_t k = 0; k < rec[1] && r == 0;) {
-			size_t n = rec[1] - k < JOURNAL_BUF ? (size_t)(rec[1] - k) : JOURNAL_BUF;
-			if (pread_all(jfd, b, n, off + k) < 0 || pwrite_all(fd, b, n, rec[0] + k) < 0) {
-				msg_err("%s: offset %" PRIu64 ": writing the sorted bytes: %s", name, rec[0] + k,
-					strerror(errno));
-				r = -1;
-			}
-			k += n;
-		}
-		off += rec[1];
 		if (++done == 1 && o && o->hook)
 			o->hook("writing");
 	}
-	free(b);
-	if (r == 0 && fdatasync(fd) < 0) {
+	int r = 0;
+	if (fdatasync(fd) < 0) {
 		msg_err("%s: cannot sync: %s", name, strerror(errno));
 		r = -1;
 	}
+	munmap(m, (size_t)size);
 	if (r == 0 && o && o->hook)
 		o->hook("written");
 	return r;
 }
 
-/* A journal left beside path by a sort that did not finish: checked, then
- * written into the stream. 0 when there was none or it is done now. */
+/* A journal left beside path by a sort that did not finish (pending), or
+ * the one just committed: checked, written into the stream, removed. 0
+ * when there was none or it is done now. */
 static int journal_replay(const char *path, const char *jpath, const char *name, const struct sort_opts *o, int pending)
 {
 	int jfd = open(jpath, O_RDONLY | O_CLOEXEC);
@@ -721,12 +686,17 @@ static int journal_replay(const char *path, const char *jpath, const char *name,
 		return -1;
 	}
 	int r = -1, fd = open(path, O_RDWR | O_CLOEXEC);
-	struct stat sb;
+	struct stat sb, jsb;
 	uint64_t records = 0;
-	if (fd < 0 || fstat(fd, &sb) < 0)
-		msg_err("%s: cannot open to finish the interrupted sort: %s", name, strerror(errno));
-	else if (journal_check(jfd, jpath, (uint64_t)sb.st_size, &records) == 0 &&
-		 journal_apply(jfd, jpath, fd, name, (uint64_t)sb.st_size, o) == 0) {
+	void *j = MAP_FAILED;
+	if (fd < 0 || fstat(fd, &sb) < 0 || fstat(jfd, &jsb) < 0) {
+		msg_err("%s: cannot open to write the sorted windows of %s: %s", name, jpath, strerror(errno));
+	} else if (jsb.st_size > 0 &&
+		   (j = mmap(NULL, (size_t)jsb.st_size, PROT_READ, MAP_PRIVATE, jfd, 0)) == MAP_FAILED) {
+		msg_err("%s: cannot map: %s", jpath, strerror(errno));
+	} else if (journal_check(j == MAP_FAILED ? (const uint8_t *)"" : j, (uint64_t)jsb.st_size, jpath,
+				 (uint64_t)sb.st_size, &records) == 0 &&
+		   journal_apply(j, (uint64_t)jsb.st_size, fd, name, (uint64_t)sb.st_size, o) == 0) {
 		if (unlink(jpath) < 0)
 			msg_err("%s: cannot remove %s: %s", name, jpath, strerror(errno));
 		else
@@ -734,6 +704,8 @@ static int journal_replay(const char *path, const char *jpath, const char *name,
 	}
 	if (r == 0 && pending)
 		msg_info("%s: finished the interrupted sort (%" PRIu64 " windows from %s)", name, records, jpath);
+	if (j != MAP_FAILED)
+		munmap(j, (size_t)jsb.st_size);
 	if (fd >= 0)
 		close(fd);
 	close(jfd);
