@@ -159,7 +159,8 @@ struct inplace {
 	const struct sort_opts *o;
 	uint64_t populated, dropped; /* mapping window: [dropped, populated) may be resident */
 	struct mark ring[RING];
-	uint64_t nring, ring_lo; /* entries [ring_lo, nring) are valid, at index % RING */
+	uint64_t nring, ring_lo; /* entries [ring_lo, nring) are valid, at index % ring_cap */
+	uint64_t ring_cap, skip, spill; /* RING, SKIP_EVENTS, SPILL_MEM; tiny with sort_opts.mem (tests) */
 	struct patch *p;
 	size_t np, pcap, pmem;
 	struct journal j;
@@ -216,6 +217,11 @@ static int journal_u64(struct inplace *s, uint64_t v)
 static int journal_open(struct inplace *s)
 {
 	struct journal *j = &s->j;
+	/* Known before the journal exists: a journal never waits on a stream it cannot write. */
+	if (access(s->path, W_OK) < 0) {
+		msg_err("%s: cannot write the sorted windows: %s", s->name, strerror(errno));
+		return -1;
+	}
 	j->fd = open(j->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (j->fd < 0) {
 		msg_err("%s: cannot create %s: %s", s->name, j->tmp, strerror(errno));
@@ -341,16 +347,16 @@ static int view_last_below(struct inplace *s, struct mark from, uint64_t to, uin
 
 static void ring_push(struct inplace *s, uint64_t off, uint64_t idx)
 {
-	s->ring[s->nring % RING] = (struct mark){ off, idx };
+	s->ring[s->nring % s->ring_cap] = (struct mark){ off, idx };
 	s->nring++;
-	if (s->nring - s->ring_lo > RING)
-		s->ring_lo = s->nring - RING;
+	if (s->nring - s->ring_lo > s->ring_cap)
+		s->ring_lo = s->nring - s->ring_cap;
 }
 
 /* Boundaries inside a new patch no longer are. */
 static void ring_cut(struct inplace *s, uint64_t off)
 {
-	while (s->nring > s->ring_lo && s->ring[(s->nring - 1) % RING].off > off)
+	while (s->nring > s->ring_lo && s->ring[(s->nring - 1) % s->ring_cap].off > off)
 		s->nring--;
 }
 
@@ -362,7 +368,7 @@ static int window_start(struct inplace *s, struct mark open, uint64_t m, struct 
 	uint64_t to = open.off + ev_size(s->map + open.off); /* the OU[ included */
 	uint64_t r = s->nring;
 	while (r > s->ring_lo) {
-		struct mark b = s->ring[(r - 1) % RING];
+		struct mark b = s->ring[(r - 1) % s->ring_cap];
 		r--;
 		if (b.off > open.off)
 			continue;
@@ -423,7 +429,7 @@ static int add_patch(struct inplace *s, struct mark a, uint64_t k, uint8_t *data
 	s->pmem += k - a.off;
 	ring_cut(s, a.off);
 	ring_push(s, a.off, a.idx);
-	if (s->pmem <= SPILL_MEM)
+	if (s->pmem <= s->spill)
 		return 0;
 	for (size_t i = 0; i + 1 < s->np; i++)
 		if (s->p[i].data && spill(s, &s->p[i]) < 0)
@@ -541,8 +547,8 @@ static int scan_stream(struct inplace *s)
 		follow(s, off);
 		if (state == IP_SORTED) {
 			uint64_t lim = s->populated < s->size ? s->populated : s->size, at = idx;
-			off = ev_skip(s->map, off, lim, SKIP_EVENTS, &idx);
-			if (idx - at == SKIP_EVENTS) {
+			off = ev_skip(s->map, off, lim, s->skip, &idx);
+			if (idx - at == s->skip) {
 				ring_push(s, off, idx);
 				continue;
 			}
@@ -795,6 +801,9 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 		goto out;
 	*s = (struct inplace){ .name = name, .path = real, .fd = -1, .lookback = o->lookback, .st = st, .o = o };
 	s->j = (struct journal){ .fd = -1, .path = jpath, .tmp = jtmp };
+	s->ring_cap = o->mem ? 2 + o->mem / 256 % RING : RING;
+	s->skip = o->mem ? 1 + o->mem % 5 : SKIP_EVENTS;
+	s->spill = o->mem ? o->mem : SPILL_MEM;
 	r = sort_to_journal(s);
 	if (r == 1)
 		r = journal_replay(real, jpath, name, o, 0);
