@@ -1,15 +1,10 @@
-/* The region sort engine (see sort.h) and the crash-safe file rewrite. */
+/* The region sort engine (see sort.h): streaming, for the emulator and sort_mem. */
 #include "sort/sort.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdio.h> /* rename */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/msg.h"
 #include "sort/keys.h"
