@@ -793,25 +793,35 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 	int r = -1;
 	if (!s || !jpath || !jtmp) {
 		msg_err("%s: out of memory", name);
-		goto out;
+		free(s);
+		free(jpath);
+		free(jtmp);
+		free(real);
+		return -1;
 	}
-	/* A journal not yet renamed: the stream was never touched. */
-	unlink(jtmp);
-	if (journal_replay(real, jpath, name, o, 1) < 0)
-		goto out;
-	*s = (struct inplace){ .name = name, .path = real, .fd = -1, .lookback = o->lookback, .st = st, .o = o };
-	s->j = (struct journal){ .fd = -1, .path = jpath, .tmp = jtmp };
+	s->name = name;
+	s->path = real;
+	s->fd = -1;
+	s->lookback = o->lookback;
+	s->st = st;
+	s->o = o;
+	s->j.fd = -1;
+	s->j.path = jpath;
+	s->j.tmp = jtmp;
 	s->ring_cap = o->mem ? 2 + o->mem / 256 % RING : RING;
 	s->skip = o->mem ? 1 + o->mem % 5 : SKIP_EVENTS;
 	s->spill = o->mem ? o->mem : SPILL_MEM;
-	r = sort_to_journal(s);
-	if (r == 1)
-		r = journal_replay(real, jpath, name, o, 0);
-	else if (r < 0 && s->j.fd >= 0)
-		unlink(jtmp);
-out:
-	if (s)
-		inplace_free(s);
+	/* A journal not yet renamed: the stream was never touched. */
+	unlink(jtmp);
+	if (journal_replay(real, jpath, name, o, 1) == 0) {
+		r = sort_to_journal(s);
+		if (r == 1)
+			r = journal_replay(real, jpath, name, o, 0);
+		else if (r < 0 && s->j.fd >= 0)
+			unlink(jtmp);
+	}
+	inplace_free(s);
+	free(s);
 	free(jpath);
 	free(jtmp);
 	free(real);
