@@ -112,7 +112,6 @@ static int sync_dir_of(const char *path, const char *name)
 	return r;
 }
 
-
 /* ---- In place, through a journal ---- */
 
 #define MAP_CHUNK (2u << 20) /* the mapping is populated ahead and dropped behind by this much */
@@ -808,7 +807,7 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 	s->j.fd = -1;
 	s->j.path = jpath;
 	s->j.tmp = jtmp;
-	s->ring_cap = o->mem ? 2 + o->mem / 256 % RING : RING;
+	s->ring_cap = o->mem ? 2 + o->mem / 256 % (RING - 2) : RING;
 	s->skip = o->mem ? 1 + o->mem % 5 : SKIP_EVENTS;
 	s->spill = o->mem ? o->mem : SPILL_MEM;
 	/* A journal not yet renamed: the stream was never touched. */
