@@ -18,8 +18,12 @@ static const char usage[] =
 	"Sorts the unordered regions (OU[ ... OU]) of every stream of a trace in\n"
 	"place, as the reference's ovnisort does: a region's events, and the\n"
 	"events before it that are newer than its oldest one, are put in clock\n"
-	"order. Each stream that changes is replaced atomically (written beside,\n"
-	"synced, renamed over); a stream already in order is not written.\n"
+	"order. Only the sorted windows are written, in place and crash-safely:\n"
+	"first to a journal beside the stream (stream.obs.sort-journal, synced),\n"
+	"then into the stream, which is synced before the journal is removed. A\n"
+	"journal left by an interrupted sort is written first; until then the\n"
+	"other commands refuse the stream. A stream already in order is not\n"
+	"written.\n"
 	"\n"
 	"Options:\n"
 	"  -c          only check: name every stream whose clock goes back; exit\n"
@@ -29,7 +33,7 @@ static const char usage[] =
 	"              no limit)\n"
 	"  -h, --help  show this help\n";
 
-/* OVNI_SORT_TEST_KILL=created|synced|renamed: die there (crash tests). */
+/* OVNI_SORT_TEST_KILL=journal-created|journaled|writing|written: die there (crash tests). */
 static const char *kill_at;
 
 static void test_hook(const char *phase)
@@ -71,13 +75,13 @@ static int check_all(struct trace *t)
 	return bad ? 1 : 0;
 }
 
-/* Every stream directory must take the new file and the rename. */
+/* Every stream directory must take a journal. */
 static int writable(struct trace *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		if (access(t->streams[i].dir, W_OK) == 0)
 			continue;
-		msg_err("%s: cannot rewrite the stream: %s (a read-only trace can only be checked, with -c)",
+		msg_err("%s: cannot write a journal beside the stream: %s (a read-only trace can only be checked, with -c)",
 			t->streams[i].obs_name, strerror(errno));
 		return 0;
 	}
@@ -112,7 +116,7 @@ static int sort_all(struct trace *t, uint64_t lookback)
 		regions += st.regions;
 		rewritten += st.changed;
 	}
-	msg_info("%" PRIu64 " regions in %zu streams; %zu streams rewritten", regions, t->n, rewritten);
+	msg_info("%" PRIu64 " regions in %zu streams; %zu streams sorted in place", regions, t->n, rewritten);
 	return 0;
 }
 
@@ -161,7 +165,7 @@ static int run(int argc, char **argv)
 	}
 	kill_at = getenv("OVNI_SORT_TEST_KILL");
 	struct trace t;
-	if (trace_open(&t, argv[optind], 0) < 0)
+	if (trace_open(&t, argv[optind], check ? 0 : TRACE_SORT_PENDING_OK) < 0)
 		return check ? 2 : 1;
 	int rc;
 	if (t.archive) {

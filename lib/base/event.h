@@ -97,6 +97,42 @@ static inline const uint8_t *ev_walk_next(struct ev_walk *w)
 	return e;
 }
 
+/* Skips whole plain events from off, stopping at the first one that is an
+ * OU event (model 'O', category 'U'), a jumbo, or does not end before end,
+ * or after max events; *n counts the events skipped. Returns where it
+ * stopped. For scans that only look for the OU[ ... OU] markers (sort):
+ * the flags and MCV of four events are tested at once when all four are
+ * 12 bytes, the common case, to shorten the chain of dependent loads. */
+static inline uint64_t ev_skip(const uint8_t *p, uint64_t off, uint64_t end, uint64_t max, uint64_t *n)
+{
+	const uint32_t ou = (uint32_t)'O' << 8 | (uint32_t)'U' << 16;
+	uint64_t k = 0;
+	while (off + 4 * EV_HEADER_SIZE <= end && k + 4 <= max) {
+		uint32_t w[4];
+		for (int i = 0; i < 4; i++)
+			memcpy(&w[i], p + off + (size_t)i * EV_HEADER_SIZE, 4);
+		if (((w[0] | w[1] | w[2] | w[3]) & 0x1f) == 0 && (w[0] & 0xffff00) != ou &&
+		    (w[1] & 0xffff00) != ou && (w[2] & 0xffff00) != ou && (w[3] & 0xffff00) != ou) {
+			off += 4 * EV_HEADER_SIZE;
+			k += 4;
+			continue;
+		}
+		if ((w[0] & EV_FLAG_JUMBO) || (w[0] & 0xffff00) == ou)
+			break;
+		off += EV_HEADER_SIZE + EV_PAYLOAD_SIZE(w[0] & 0x0fu);
+		k++;
+	}
+	while (off + EV_HEADER_SIZE + EV_MAX_PAYLOAD <= end && k < max) {
+		const uint8_t *e = p + off;
+		if ((e[0] & EV_FLAG_JUMBO) || (e[1] == 'O' && e[2] == 'U'))
+			break;
+		off += EV_HEADER_SIZE + EV_PAYLOAD_SIZE(e[0] & 0x0fu);
+		k++;
+	}
+	*n += k;
+	return off;
+}
+
 /* Writers (generators, the shim, sort). dst needs 12 + n bytes; n is 0 or
  * 2..16. Returns the event size. */
 static inline size_t ev_encode(uint8_t *dst, const char mcv[3], uint64_t clock, const void *payload, size_t n)

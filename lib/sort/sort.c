@@ -1,17 +1,13 @@
-/* The region sort engine (see sort.h) and the crash-safe file rewrite. */
+/* The region sort engine (see sort.h): streaming, for the emulator and sort_mem. */
 #include "sort/sort.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdio.h> /* rename */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/msg.h"
+#include "sort/keys.h"
 #include "trace/stream.h"
 
 #define DEFAULT_MEM (1u << 20)
@@ -19,7 +15,6 @@
 #define BLOCK_EVENTS 1024 /* written events are summarised by runs of this many */
 #define MAX_BLOCKS 4096 /* then neighbours merge: bounded memory, coarser search */
 #define SCAN_CHUNK (64u * 1024)
-#define SMALL_SORT 32
 
 enum { ST_SORTED, ST_OPEN, ST_INSIDE };
 
@@ -28,10 +23,7 @@ struct block {
 	uint64_t off, first, count, min;
 };
 
-struct key {
-	uint64_t clock;
-	size_t off, size;
-};
+
 
 struct sorter {
 	const struct sort_io *io;
@@ -116,49 +108,6 @@ static int grow(struct sorter *s, size_t want)
 	s->evcap = evcap;
 	note_mem(s);
 	return 0;
-}
-
-static void key_insertion_sort(struct key *a, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		struct key k = a[i];
-		size_t j = i;
-		for (; j > 0 && a[j - 1].clock > k.clock; j--)
-			a[j] = a[j - 1];
-		a[j] = k;
-	}
-}
-
-/* Merges a[0,na) and b[0,nb) into dst; on equal clocks a goes first. */
-static void key_merge(const struct key *a, size_t na, const struct key *b, size_t nb, struct key *dst)
-{
-	size_t i = 0, j = 0;
-	while (i < na && j < nb)
-		*dst++ = b[j].clock < a[i].clock ? b[j++] : a[i++];
-	while (i < na)
-		*dst++ = a[i++];
-	while (j < nb)
-		*dst++ = b[j++];
-}
-
-/* Stable: equal clocks keep their order. */
-static void key_sort(struct key *a, struct key *tmp, size_t n)
-{
-	for (size_t i = 0; i < n; i += SMALL_SORT)
-		key_insertion_sort(a + i, n - i < SMALL_SORT ? n - i : SMALL_SORT);
-	struct key *src = a, *dst = tmp;
-	for (size_t w = SMALL_SORT; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n;
-			size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
-			key_merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo);
-		}
-		struct key *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
 }
 
 static int reserve_keys(struct sorter *s, size_t n, size_t bytes)
@@ -698,309 +647,3 @@ int sort_mem(uint8_t *buf, size_t len, uint64_t start, const struct sort_opts *o
 	return sort_events(&io, start, &mo, st);
 }
 
-/* ---- Stream files ---- */
-
-static int check_header(int fd, const char *name, uint64_t size)
-{
-	uint8_t h[STREAM_HEADER_SIZE];
-	if (size == 0) {
-		msg_err("%s: offset 0: empty file, no stream header", name);
-		return -1;
-	}
-	if (size < STREAM_HEADER_SIZE) {
-		msg_err("%s: offset %" PRIu64 ": stream header cut short", name, size);
-		return -1;
-	}
-	ssize_t n = pread(fd, h, sizeof(h), 0);
-	if (n != (ssize_t)sizeof(h)) {
-		msg_err("%s: offset 0: cannot read the stream header: %s", name,
-			n < 0 ? strerror(errno) : "short read");
-		return -1;
-	}
-	if (memcmp(h, STREAM_MAGIC, 4) != 0) {
-		msg_err("%s: offset 0: not an ovni stream (bad magic)", name);
-		return -1;
-	}
-	uint32_t v;
-	memcpy(&v, h + 4, 4);
-	if (v != STREAM_VERSION) {
-		msg_err("%s: offset 4: stream version %" PRIu32 ", expected %d", name, v, STREAM_VERSION);
-		return -1;
-	}
-	return 0;
-}
-
-static int open_stream(const char *path, const char *name, struct stat *sb)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		msg_err("%s: cannot open: %s", name, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, sb) < 0 || !S_ISREG(sb->st_mode)) {
-		msg_err("%s: not a regular file", name);
-		close(fd);
-		return -1;
-	}
-	if (check_header(fd, name, (uint64_t)sb->st_size) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	uint8_t *p = buf;
-	while (n) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO;
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
-{
-	const uint8_t *p = buf;
-	while (n) {
-		ssize_t r = pwrite(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-struct file_io {
-	int in, out;
-	const char *name; /* stream name for messages */
-	char *tmp; /* the new stream, until renamed */
-	const struct sort_opts *o;
-};
-
-static ssize_t file_read(void *ctx, void *buf, size_t n)
-{
-	struct file_io *f = ctx;
-	for (;;) {
-		ssize_t r = read(f->in, buf, n);
-		if (r >= 0)
-			return r;
-		if (errno != EINTR) {
-			msg_err("%s: read: %s", f->name, strerror(errno));
-			return -1;
-		}
-	}
-}
-
-/* The output starts as a copy of the input up to the first byte written. */
-static int create_tmp(struct file_io *f, uint64_t upto)
-{
-	f->out = open(f->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (f->out < 0) {
-		msg_err("%s: cannot create %s: %s", f->name, f->tmp, strerror(errno));
-		return -1;
-	}
-	static uint8_t copy[1 << 16];
-	for (uint64_t off = 0; off < upto;) {
-		size_t n = upto - off < sizeof(copy) ? (size_t)(upto - off) : sizeof(copy);
-		if (pread_all(f->in, copy, n, off) < 0 || pwrite_all(f->out, copy, n, off) < 0) {
-			msg_err("%s: offset %" PRIu64 ": copying to %s: %s", f->name, off, f->tmp, strerror(errno));
-			return -1;
-		}
-		off += n;
-	}
-	return 0;
-}
-
-static int file_write(void *ctx, uint64_t off, const void *buf, size_t n)
-{
-	struct file_io *f = ctx;
-	if (f->out < 0) {
-		if (create_tmp(f, off) < 0)
-			return -1;
-		if (f->o->hook)
-			f->o->hook("created");
-	}
-	if (pwrite_all(f->out, buf, n, off) < 0) {
-		msg_err("%s: offset %" PRIu64 ": writing %s: %s", f->name, off, f->tmp, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int file_reread(void *ctx, uint64_t off, void *buf, size_t n)
-{
-	struct file_io *f = ctx;
-	if (pread_all(f->out >= 0 ? f->out : f->in, buf, n, off) < 0) {
-		msg_err("%s: offset %" PRIu64 ": reading back: %s", f->name, off, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int sync_dir_of(const char *path, const char *name)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	int r = fd >= 0 ? fsync(fd) : -1;
-	if (r < 0)
-		msg_err("%s: cannot sync directory %s: %s", name, dir ? dir : path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	free(dir);
-	return r;
-}
-
-/* The new stream is complete in f->out: make it replace path for good. */
-static int commit(struct file_io *f, const char *path, const struct stat *sb)
-{
-	struct stat ts;
-	if (fstat(f->out, &ts) < 0 || ts.st_size != sb->st_size) {
-		msg_err("%s: the sorted stream has a different size; stream left as it was", f->name);
-		return -1;
-	}
-	if (fchmod(f->out, sb->st_mode & 07777) < 0) {
-		msg_err("%s: cannot set the mode of %s: %s", f->name, f->tmp, strerror(errno));
-		return -1;
-	}
-	if ((ts.st_uid != sb->st_uid || ts.st_gid != sb->st_gid) &&
-	    fchown(f->out, sb->st_uid, sb->st_gid) < 0 && errno != EPERM) {
-		msg_err("%s: cannot set the owner of %s: %s", f->name, f->tmp, strerror(errno));
-		return -1;
-	}
-	if (fsync(f->out) < 0) {
-		msg_err("%s: cannot sync %s: %s", f->name, f->tmp, strerror(errno));
-		return -1;
-	}
-	if (f->o->hook)
-		f->o->hook("synced");
-	if (rename(f->tmp, path) < 0) {
-		msg_err("%s: cannot replace the stream with %s: %s", f->name, f->tmp, strerror(errno));
-		return -1;
-	}
-	if (f->o->hook)
-		f->o->hook("renamed");
-	return sync_dir_of(path, f->name);
-}
-
-int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st)
-{
-	const char *name = o->name ? o->name : path;
-	/* A symlinked stream is sorted where it really lives. */
-	char *real = realpath(path, NULL);
-	if (!real) {
-		msg_err("%s: %s", name, strerror(errno));
-		return -1;
-	}
-	struct file_io f = { .in = -1, .out = -1, .name = name, .o = o };
-	struct sort_opts fo = *o;
-	fo.name = name;
-	fo.flags &= ~(SORT_WRITE_ALL | SORT_FINAL);
-	int r = -1;
-	struct stat sb;
-	size_t n = strlen(real);
-	f.tmp = malloc(n + sizeof(SORT_TMP_SUFFIX));
-	if (!f.tmp) {
-		msg_err("%s: out of memory", name);
-		goto out;
-	}
-	memcpy(f.tmp, real, n);
-	memcpy(f.tmp + n, SORT_TMP_SUFFIX, sizeof(SORT_TMP_SUFFIX));
-	unlink(f.tmp); /* left by a sort that was killed */
-	f.in = open_stream(real, name, &sb);
-	if (f.in < 0)
-		goto out;
-	if (lseek(f.in, STREAM_HEADER_SIZE, SEEK_SET) < 0) {
-		msg_err("%s: seek: %s", name, strerror(errno));
-		goto out;
-	}
-	struct sort_io io = { &f, (uint64_t)sb.st_size, file_read, file_write, file_reread };
-	if (sort_events(&io, STREAM_HEADER_SIZE, &fo, st) < 0)
-		goto out;
-	r = st->changed ? commit(&f, real, &sb) : 0;
-out:
-	if (f.out >= 0) {
-		close(f.out);
-		if (r < 0)
-			unlink(f.tmp);
-	}
-	if (f.in >= 0)
-		close(f.in);
-	free(f.tmp);
-	free(real);
-	return r;
-}
-
-int sort_check_file(const char *path, const char *name, uint64_t *back)
-{
-	struct stat sb;
-	int fd = open_stream(path, name, &sb);
-	if (fd < 0)
-		return -1;
-	static uint8_t buf[1 << 20];
-	uint64_t size = (uint64_t)sb.st_size, off = STREAM_HEADER_SIZE, prev = 0;
-	size_t len = 0; /* buf[0, len) holds the stream from off */
-	int r = 1;
-	while (r == 1 && off + len < size) {
-		ssize_t n = pread(fd, buf + len, sizeof(buf) - len, (off_t)(off + len));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			msg_err("%s: offset %" PRIu64 ": read: %s", name, off + len,
-				n ? strerror(errno) : "the file shrank");
-			r = -1;
-			break;
-		}
-		len += (size_t)n;
-		size_t p = 0;
-		while (len - p >= EV_HEADER_SIZE) {
-			size_t sz = size_at(buf + p, len - p);
-			if (!sz)
-				break;
-			if (off + p + sz > size) {
-				msg_err("%s: offset %" PRIu64 ": event of %zu bytes cut short by the end of the stream",
-					name, off + p, sz);
-				r = -1;
-				break;
-			}
-			uint64_t c = ev_clock(buf + p);
-			if (c < prev) {
-				*back = off + p;
-				r = 0;
-				break;
-			}
-			prev = c;
-			p += sz;
-			if (p > len) /* the rest of a big jumbo is not needed */
-				break;
-		}
-		if (p > len) {
-			off += p;
-			len = 0;
-			continue;
-		}
-		memmove(buf, buf + p, len - p);
-		len -= p;
-		off += p;
-	}
-	if (r == 1 && len) {
-		msg_err("%s: offset %" PRIu64 ": incomplete event at the end of the stream (%zu bytes)", name, off, len);
-		r = -1;
-	}
-	close(fd);
-	return r;
-}

@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "trace/stream.h"
+
 /* sort_opts.flags */
 #define SORT_WRITE_ALL 1u /* write every byte, even when nothing moved */
 #define SORT_FINAL 2u /* never call io->reread: io->write gets each byte once, in order */
@@ -49,8 +51,8 @@ struct sort_opts {
 	const char *name; /* stream name for messages */
 	uint64_t lookback; /* 0: no limit; N: the window may only start among the N-1 events before the closing OU], as `ovnisort -n N` */
 	unsigned flags;
-	size_t mem; /* initial buffer size in bytes, 0 for the default; tests use tiny ones */
-	void (*hook)(const char *phase); /* test knob, called at the steps of a file rewrite; may be NULL */
+	size_t mem; /* initial buffer size in bytes, 0 for the default; tests use tiny ones (sort_file: the bytes of sorted windows held before they go to the journal, and fewer boundaries kept) */
+	void (*hook)(const char *phase); /* test knob, called at the steps of sort_file: journal-created, journaled, writing, written; may be NULL */
 };
 
 struct sort_stats {
@@ -90,10 +92,15 @@ int sort_events(const struct sort_io *io, uint64_t start, const struct sort_opts
  * privately into memory without touching the file. */
 int sort_mem(uint8_t *buf, size_t len, uint64_t start, const struct sort_opts *o, struct sort_stats *st);
 
-/* Sorts the stream file at path crash-safely: the result goes to a
- * temporary file beside it, which is synced and renamed over path (same
- * mode), then the directory is synced. A stream that needs no change is not
- * written. Returns 0, or -1 after a message. */
+/* Sorts the stream file at path in place, crash-safely: the sorted
+ * windows go first to a journal beside it (path + SORT_JOURNAL_SUFFIX,
+ * written as that + SORT_TMP_SUFFIX, synced, renamed), then into the
+ * stream, which is synced before the journal is removed. A journal left by
+ * an interrupted sort is checked and written first; a damaged one is an
+ * error and the stream is not touched. A stream that needs no change is
+ * not written. Memory: the largest window, 1 MiB of sorted windows not yet
+ * in the journal, and 40 bytes per sorted window. Returns 0, or -1 after a
+ * message. */
 int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st);
 
 /* Checks that the clocks of the stream file at path never go back.
@@ -101,7 +108,9 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
  * lower clock than the one before), -1 after a message. */
 int sort_check_file(const char *path, const char *name, uint64_t *back);
 
-/* The temporary file sort_file() writes beside path: "<path>.sorting". */
-#define SORT_TMP_SUFFIX ".sorting"
+/* sort_file()'s journal beside path, and the suffix of the journal being
+ * written (removed when found: the stream was not touched yet). */
+#define SORT_JOURNAL_SUFFIX STREAM_JOURNAL_SUFFIX
+#define SORT_TMP_SUFFIX ".tmp"
 
 #endif

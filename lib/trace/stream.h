@@ -14,6 +14,10 @@
 #define SR_UNSORTED 1u /* a backward clock is reported as a warning and reading goes on */
 #define SR_QUIET 2u /* with SR_UNSORTED: no warning (the player reports the jump) */
 
+/* Beside a stream.obs, the journal of an `ovni sort` that has not finished
+ * writing it (lib/sort/file.c): readers refuse such a stream. */
+#define STREAM_JOURNAL_SUFFIX ".sort-journal"
+
 #define SR_BUF_SIZE (128u * 1024) /* initial read buffer of every stream */
 
 struct stream_reader {

@@ -15,6 +15,7 @@
 #include "base/msg.h"
 #include "pack/pack.h"
 #include "pack/walk.h"
+#include "trace/stream.h"
 
 #define TRACE_PATH_MAX 4096
 
@@ -164,6 +165,13 @@ static int load_stream(struct trace_stream *s, const char *root, const char *rel
 		return -1;
 	if (!is_file(path)) {
 		msg_err("%s: missing (a stream directory must hold stream.json and stream.obs)", path);
+		return -1;
+	}
+	if (join(path, s->dir, "stream.obs" STREAM_JOURNAL_SUFFIX) < 0)
+		return -1;
+	if (!(flags & TRACE_SORT_PENDING_OK) && access(path, F_OK) == 0) {
+		msg_err("%s: an interrupted `ovni sort` left %s; run `ovni sort` on the trace to finish it",
+			s->obs_name, path);
 		return -1;
 	}
 	if (join(path, s->dir, "stream.json") < 0 || read_file(path, text) < 0)

@@ -29,9 +29,12 @@ struct trace {
 
 /* Flags for trace_open. */
 #define TRACE_REQUIRE_FINISHED 1u /* every stream must have ovni.finished = 1 (emu) */
+#define TRACE_SORT_PENDING_OK 2u /* a stream may hold a pending sort journal (ovni sort finishes it) */
 
 /* Finds the streams under path (a directory or a pack archive), parses and
- * checks every stream.json.
+ * checks every stream.json. A stream with the journal of an interrupted
+ * `ovni sort` beside it (STREAM_JOURNAL_SUFFIX) is an error, as its
+ * stream.obs may be half written, unless TRACE_SORT_PENDING_OK.
  * Returns 0, or -1 after a one-line message naming the file (and JSON
  * line:column). A path holding no stream is an error. */
 int trace_open(struct trace *t, const char *path, unsigned flags);

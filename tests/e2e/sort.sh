@@ -1,5 +1,6 @@
-# ovni sort end to end: the golden sort cases byte for byte, -c, -n, the
-# rewrite protocol under kills, read-only traces, damaged streams.
+# ovni sort end to end: the golden sort cases byte for byte, generated
+# traces against the reference's ovnisort, -c, -n, the journal under kills,
+# pending and damaged journals, read-only traces, damaged streams.
 . "$(dirname "$0")/lib.sh"
 GEN=$BUILD/tools/gen-unsorted
 
@@ -58,21 +59,37 @@ else
 fi
 check "sort a 3-stream trace" $OVNI sort "$TMP/u"
 same_streams "3 streams, 600 regions: byte-identical to the events in clock order" "$TMP/u" "$TMP/s"
-ls -a "$TMP/u"/*/*/* | grep -q sorting && not_ok "no temporary file is left" || ok "no temporary file is left"
+ls -a "$TMP/u"/*/*/* | grep -q sort-journal && not_ok "no journal is left" || ok "no journal is left"
 
 f=$(obs "$TMP/u")
 ino=$(stat -c %i "$f")
+mtime=$(stat -c %Y.%y "$f")
+sleep 0.01
 check "sorting a sorted trace succeeds" $OVNI sort "$TMP/u"
-[ "$(stat -c %i "$f")" = "$ino" ] && ok "a sorted stream is not rewritten" || not_ok "a sorted stream is not rewritten"
+[ "$(stat -c %i "$f")" = "$ino" ] && [ "$(stat -c %Y.%y "$f")" = "$mtime" ] && ok "a sorted stream is not written (inode, mtime)" ||
+	not_ok "a sorted stream is not written (inode, mtime)"
 
-# Mode kept, file replaced.
+# Mode and inode kept: written in place.
 rm -rf "$TMP/u" && $GEN -n 20000 -r 1000 "$TMP/u"
 f=$(obs "$TMP/u")
 chmod 640 "$f"
 ino=$(stat -c %i "$f")
 check "sort a stream of mode 640" $OVNI sort "$TMP/u"
 [ "$(stat -c %a "$f")" = 640 ] && ok "the stream keeps its mode" || not_ok "the stream keeps its mode ($(stat -c %a "$f"))"
-[ "$(stat -c %i "$f")" != "$ino" ] && ok "the stream was replaced by rename" || not_ok "the stream was replaced by rename"
+[ "$(stat -c %i "$f")" = "$ino" ] && ok "the stream was written in place" || not_ok "the stream was written in place"
+
+# Against the reference's ovnisort: regions near and far, several streams, a stream with none.
+if [ -x "$REF_BIN/ovnisort" ]; then
+	for args in "-n 50000 -r 1000 -k 4 -b 3 -t 2" "-n 60000 -r 997 -k 8 -b 40 -t 3" "-n 30000 -r 5000 -k 1 -b 4000"; do
+		rm -rf "$TMP/u" "$TMP/r"
+		$GEN $args "$TMP/u" && cp -r "$TMP/u" "$TMP/r"
+		"$REF_BIN/ovnisort" "$TMP/r" >/dev/null 2>&1
+		check "gen-unsorted $args: sort" $OVNI sort "$TMP/u"
+		same_streams "gen-unsorted $args: byte-identical to ovnisort's" "$TMP/u" "$TMP/r"
+	done
+else
+	ok "# SKIP against ovnisort: none in $REF_BIN"
+fi
 
 # Regions reaching 150,000 events back: beyond what stays in memory, read again from disk.
 rm -rf "$TMP/u" "$TMP/s"
@@ -87,23 +104,32 @@ rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
 check "-n 150010 reaches the far regions" $OVNI sort -n 150010 "$TMP/u"
 same_streams "-n 150010: the same result" "$TMP/u" "$TMP/s"
 
-# --- Crashes: old stream or new stream, never a mix. ---
+# --- Crashes: the old stream, or a journal that finishes the sort. ---
 rm -rf "$TMP/u0" "$TMP/s"
 $GEN -n 3000000 -r 1000 "$TMP/u0" && $GEN -S -n 3000000 -r 1000 "$TMP/s"
-for phase in created synced renamed; do
+J=loom.node0/proc.1/thread.1/stream.obs.sort-journal
+for phase in journal-created journaled writing written; do
 	rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
 	OVNI_SORT_TEST_KILL=$phase $OVNI sort "$TMP/u" 2>/dev/null
 	rc=$?
 	[ $rc -eq 137 ] && ok "killed after '$phase'" || not_ok "killed after '$phase' (rc $rc)"
-	if [ $phase = renamed ]; then
-		same_streams "killed after '$phase': the stream is the sorted one" "$TMP/u" "$TMP/s"
-	else
+	if [ $phase = journal-created ]; then
 		same_streams "killed after '$phase': the stream is the old one" "$TMP/u" "$TMP/u0"
+		[ ! -e "$TMP/u/$J" ] && ok "killed after '$phase': no journal under its final name" ||
+			not_ok "killed after '$phase': no journal under its final name"
+	else
+		[ -e "$TMP/u/$J" ] && ok "killed after '$phase': the journal is pending" ||
+			not_ok "killed after '$phase': the journal is pending"
+		check_fails "killed after '$phase': dump refuses the stream, naming the journal" \
+			"stream\.obs: an interrupted .ovni sort. left .*stream\.obs\.sort-journal; run .ovni sort." $OVNI dump "$TMP/u"
+		check_fails "killed after '$phase': emu refuses it too" "sort-journal; run .ovni sort." \
+			$OVNI emu -o "$TMP/emu-out" "$TMP/u"
+		check_fails "killed after '$phase': sort -c refuses it too" "sort-journal; run .ovni sort." $OVNI sort -c "$TMP/u"
 	fi
 	check "after the kill at '$phase', sort again" $OVNI sort "$TMP/u"
 	same_streams "after the kill at '$phase', the stream is sorted" "$TMP/u" "$TMP/s"
-	ls -a "$TMP/u"/*/*/* | grep -q sorting && not_ok "the leftover temporary file is gone" ||
-		ok "the leftover temporary file is gone"
+	ls -a "$TMP/u"/*/*/* | grep -q sort-journal && not_ok "after the kill at '$phase', no journal is left" ||
+		ok "after the kill at '$phase', no journal is left"
 done
 for delay in 0.01 0.03 0.06 0.1 0.15 0.25; do
 	rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
@@ -112,11 +138,34 @@ for delay in 0.01 0.03 0.06 0.1 0.15 0.25; do
 	sleep $delay
 	kill -9 $pid 2>/dev/null
 	wait $pid
-	f=$(obs "$TMP/u")
-	if cmp -s "$f" "$(obs "$TMP/u0")"; then ok "SIGKILL after ${delay}s: the old stream"
-	elif cmp -s "$f" "$(obs "$TMP/s")"; then ok "SIGKILL after ${delay}s: the sorted stream"
-	else not_ok "SIGKILL after ${delay}s: the stream is neither the old nor the sorted one"; fi
+	$OVNI sort "$TMP/u" 2>/dev/null
+	same_streams "SIGKILL after ${delay}s, then sort again: the sorted stream" "$TMP/u" "$TMP/s"
 done
+
+# A damaged journal: one line naming it, the stream untouched, the journal kept.
+rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
+OVNI_SORT_TEST_KILL=journaled $OVNI sort "$TMP/u" 2>/dev/null
+cp "$TMP/u/$J" "$TMP/journal"
+cp -r "$TMP/u" "$TMP/u1"
+printf 'X' | dd of="$TMP/u/$J" bs=1 seek=100 conv=notrunc 2>/dev/null
+check_fails "a damaged journal is an error naming it" \
+	"stream\.obs\.sort-journal: offset [0-9]+: journal damaged \(bad checksum\); the stream is left as it is" $OVNI sort "$TMP/u"
+[ "$(wc -l <"$TMP/.err")" -eq 1 ] && ok "a damaged journal: one line" || not_ok "a damaged journal: one line ($(wc -l <"$TMP/.err"))"
+same_streams "a damaged journal: the stream is untouched" "$TMP/u" "$TMP/u1"
+[ -e "$TMP/u/$J" ] && ok "a damaged journal is kept" || not_ok "a damaged journal is kept"
+head -c 20 "$TMP/journal" >"$TMP/u/$J"
+check_fails "a cut journal is an error naming it" "stream\.obs\.sort-journal: offset 20: journal cut short" $OVNI sort "$TMP/u"
+same_streams "a cut journal: the stream is untouched" "$TMP/u" "$TMP/u1"
+# A journal planted on the sorted stream (killed after writing, before the unlink): the same bytes.
+rm -rf "$TMP/u" && cp -r "$TMP/s" "$TMP/u" && cp "$TMP/journal" "$TMP/u/$J"
+check "a journal over the already written stream: sort" $OVNI sort "$TMP/u"
+same_streams "a journal over the already written stream: still sorted" "$TMP/u" "$TMP/s"
+# A leftover journal being written (.tmp): the stream was not touched; removed.
+rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u" && cp "$TMP/journal" "$TMP/u/$J.tmp"
+check "a leftover journal.tmp: sort" $OVNI sort "$TMP/u"
+same_streams "a leftover journal.tmp: sorted" "$TMP/u" "$TMP/s"
+[ ! -e "$TMP/u/$J.tmp" ] && ok "the leftover journal.tmp is gone" || not_ok "the leftover journal.tmp is gone"
+rm -rf "$TMP/u1" "$TMP/journal"
 
 # --- Damaged streams: stop at the first, in path order. ---
 rm -rf "$TMP/u0" "$TMP/s" "$TMP/u"
@@ -151,7 +200,7 @@ else
 	not_ok "a read-only trace can be made (no unshare as root)"
 fi
 check_fails "a read-only trace is refused with one clear line" \
-	"stream\.obs: cannot rewrite the stream: (Read-only file system|Permission denied)" ro $OVNI sort "$TMP/u"
+	"stream\.obs: cannot write a journal beside the stream: (Read-only file system|Permission denied)" ro $OVNI sort "$TMP/u"
 same_streams "the read-only trace is untouched" "$TMP/u" "$TMP/u0"
 ro $OVNI sort -c "$TMP/u" >/dev/null 2>&1
 rc=$?

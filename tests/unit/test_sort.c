@@ -445,6 +445,83 @@ static size_t read_file(const char *path, uint8_t *b, size_t cap)
 	return n < 0 ? 0 : (size_t)n;
 }
 
+static char *saved_journal;
+
+/* At "journaled", keeps a copy of the committed journal for the tests below. */
+static void keep_journal(const char *phase)
+{
+	if (strcmp(phase, "journaled") == 0 && saved_journal) {
+		uint8_t b[4096];
+		size_t n = read_file(saved_journal, b, sizeof(b));
+		char copy[128];
+		snprintf(copy, sizeof(copy), "%s.copy", saved_journal);
+		write_file(copy, b, n, 0600);
+	}
+}
+
+/* A journal left by a crash is written first; a damaged one is refused. */
+static void test_journal(const char *path, const char *journal, const char *tmp, const uint8_t *in, size_t len,
+			 const uint8_t *exp)
+{
+	char copy[128];
+	snprintf(copy, sizeof(copy), "%s.copy", journal);
+	uint8_t out[4096], j[4096];
+	struct sort_stats st;
+	saved_journal = (char *)journal;
+	write_file(path, in, len, 0640);
+	struct sort_opts o = { .name = "stream.obs", .hook = keep_journal };
+	CHECK_INT(sort_file(path, &o, &st), 0, "journal: sort with the hook");
+	size_t jn = read_file(copy, j, sizeof(j));
+	CHECK(jn > 40, "journal: the committed journal was seen");
+	o.hook = NULL;
+
+	/* Crash before any in-place write: old stream and the journal. */
+	write_file(path, in, len, 0640);
+	write_file(journal, j, jn, 0600);
+	quiet(1);
+	CHECK_INT(sort_file(path, &o, &st), 0, "journal: a pending journal is finished");
+	quiet(0);
+	CHECK(read_file(path, out, sizeof(out)) == len && memcmp(out, exp, len) == 0, "journal: the stream is sorted");
+	CHECK(access(journal, F_OK) != 0, "journal: and removed");
+
+	/* Crash after the writes, before the unlink: the same bytes again. */
+	write_file(journal, j, jn, 0600);
+	quiet(1);
+	CHECK_INT(sort_file(path, &o, &st), 0, "journal: a journal over the written stream");
+	quiet(0);
+	CHECK(read_file(path, out, sizeof(out)) == len && memcmp(out, exp, len) == 0, "journal: still sorted");
+
+	/* Damaged: one byte of a window, the checksum no longer matches. */
+	write_file(path, in, len, 0640);
+	uint8_t bad[4096];
+	memcpy(bad, j, jn);
+	bad[40] ^= 1;
+	write_file(journal, bad, jn, 0600);
+	quiet(1);
+	CHECK_INT(sort_file(path, &o, &st), -1, "journal: a damaged journal is an error");
+	quiet(0);
+	CHECK(read_file(path, out, sizeof(out)) == len && memcmp(out, in, len) == 0, "journal: the stream is untouched");
+	CHECK(access(journal, F_OK) == 0, "journal: the damaged journal is kept");
+	/* Of another stream (size differs). */
+	write_file(path, in, len - 1, 0640);
+	write_file(journal, j, jn, 0600);
+	quiet(1);
+	CHECK_INT(sort_file(path, &o, &st), -1, "journal: a journal of another size is an error");
+	quiet(0);
+	CHECK(read_file(path, out, sizeof(out)) == len - 1 && memcmp(out, in, len - 1) == 0,
+	      "journal: that stream is untouched");
+	unlink(journal);
+
+	/* Being written (.tmp): the stream was not touched yet; it goes. */
+	write_file(path, in, len, 0640);
+	write_file(tmp, bad, 10, 0600);
+	CHECK_INT(sort_file(path, &o, &st), 0, "journal: a leftover .tmp journal is ignored");
+	CHECK(access(tmp, F_OK) != 0, "journal: and removed");
+	CHECK(read_file(path, out, sizeof(out)) == len && memcmp(out, exp, len) == 0, "journal: sorted");
+	unlink(copy);
+	saved_journal = NULL;
+}
+
 static void test_files(void)
 {
 	char dir[] = "/tmp/test_sort.XXXXXX";
@@ -452,9 +529,10 @@ static void test_files(void)
 		CHECK(0, "mkdtemp");
 		return;
 	}
-	char path[64], tmp[80];
+	char path[64], journal[96], tmp[112];
 	snprintf(path, sizeof(path), "%s/stream.obs", dir);
-	snprintf(tmp, sizeof(tmp), "%s%s", path, SORT_TMP_SUFFIX);
+	snprintf(journal, sizeof(journal), "%s%s", path, SORT_JOURNAL_SUFFIX);
+	snprintf(tmp, sizeof(tmp), "%s%s", journal, SORT_TMP_SUFFIX);
 	struct stream s = { .n = 0 };
 	add(&s, "OHx", 10);
 	add(&s, "OU[", 30);
@@ -481,15 +559,17 @@ static void test_files(void)
 	model(w.e, w.n, 0, &empty);
 	flatten(w.e, w.n, exp + 8);
 	CHECK(read_file(path, out, sizeof(out)) == len && memcmp(out, exp, len) == 0, "the file holds the sorted stream");
-	CHECK(before.st_ino != after.st_ino, "the file was replaced, not written in place");
+	CHECK(before.st_ino == after.st_ino, "the file was written in place");
 	CHECK_INT(after.st_mode & 07777, 0640, "the mode is kept");
-	CHECK(access(tmp, F_OK) != 0, "no temporary file is left");
+	CHECK(access(tmp, F_OK) != 0 && access(journal, F_OK) != 0, "no journal is left");
 	CHECK_INT(sort_check_file(path, "stream.obs", &back), 1, "check: sorted now");
 	CHECK_INT(sort_file(path, &o, &st), 0, "sorting again");
 	struct stat again;
 	stat(path, &again);
 	CHECK(!st.changed && again.st_ino == after.st_ino && again.st_mtime == after.st_mtime,
 	      "a sorted stream is not rewritten");
+
+	test_journal(path, journal, tmp, in, len, exp);
 
 	quiet(1);
 	write_file(path, in, 5, 0644);
@@ -508,6 +588,62 @@ static void test_files(void)
 	rmdir(dir);
 }
 
+/* sort_file on random streams against the model: in place, through the
+ * journal, with windows spilled to it, boundaries forgotten, patches cut. */
+static void test_random_files(void)
+{
+	enum { MAXEV = 400, ROUNDS = 300 };
+	static struct tev e[MAXEV], want[MAXEV];
+	static uint8_t in[MAXEV * 64 + 8], exp[MAXEV * 64 + 8], got[MAXEV * 64 + 8];
+	static const size_t mems[] = { 0, 64, 300, 1000 };
+	static const uint64_t lbs[] = { 0, 0, 0, 2, 7, 40 };
+	char dir[] = "/tmp/test_sort_files.XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp");
+		return;
+	}
+	char path[64], journal[96];
+	snprintf(path, sizeof(path), "%s/stream.obs", dir);
+	snprintf(journal, sizeof(journal), "%s%s", path, SORT_JOURNAL_SUFFIX);
+	int fail = 0, fail_err = 0, fail_kept = 0, moved = 0, errors = 0;
+	quiet(1);
+	for (int round = 0; round < ROUNDS; round++) {
+		size_t n = gen(e, round % 10 == 0 ? MAXEV : 60);
+		uint64_t lb = lbs[rnd(sizeof(lbs) / sizeof(lbs[0]))];
+		memcpy(want, e, n * sizeof(*e));
+		uint64_t empty;
+		int mrc = model(want, n, lb, &empty);
+		stream_header(in);
+		stream_header(exp);
+		size_t len = 8 + flatten(e, n, in + 8);
+		flatten(want, n, exp + 8);
+		errors += mrc < 0;
+		moved += mrc == 0 && memcmp(in, exp, len) != 0;
+		write_file(path, in, len, 0644);
+		struct sort_opts o = { .name = "random", .lookback = lb, .mem = mems[round % 4] };
+		struct sort_stats st;
+		int rc = sort_file(path, &o, &st);
+		size_t glen = read_file(path, got, sizeof(got));
+		if (rc != mrc)
+			fail_err++;
+		else if (rc == 0 && (glen != len || memcmp(got, exp, len) != 0 || st.empty != empty ||
+				     st.changed != (memcmp(in, exp, len) != 0)))
+			fail++;
+		else if (rc < 0 && (glen != len || memcmp(got, in, len) != 0))
+			fail_kept++;
+		if (access(journal, F_OK) == 0)
+			fail_kept++;
+	}
+	quiet(0);
+	unlink(path);
+	rmdir(dir);
+	CHECK(errors > 3 && moved > ROUNDS / 10, "files: random streams cover look-back errors (%d) and moves (%d)", errors,
+	      moved);
+	CHECK_INT(fail_err, 0, "files: sort_file fails exactly when the model does");
+	CHECK_INT(fail, 0, "files: sort_file writes the model's bytes in place");
+	CHECK_INT(fail_kept, 0, "files: a failed sort leaves the stream as it was, and no journal");
+}
+
 int main(void)
 {
 	test_cases();
@@ -515,5 +651,6 @@ int main(void)
 	test_random();
 	test_truncated();
 	test_files();
+	test_random_files();
 	return t_done();
 }

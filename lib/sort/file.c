@@ -1,0 +1,888 @@
+/* Stream files: the in-place sort through a journal, and the check. The
+ * stream is mapped read-only and walked once; each region's window is
+ * sorted against the view (mapping + earlier sorted windows); the sorted
+ * windows go to a journal beside the stream, which is synced and renamed
+ * to its final name, and only then written in place; the stream is synced
+ * and the journal removed. A crash leaves the old stream (no journal, or
+ * a ".tmp" one), or a journal that the next `ovni sort` writes again. */
+#include "sort/sort.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h> /* rename */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_STATIC_LINKING_ONLY
+#include "common/xxhash.h"
+
+#include "base/file.h"
+#include "base/msg.h"
+#include "sort/keys.h"
+#include "trace/stream.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+static int check_header(int fd, const char *name, uint64_t size)
+{
+	uint8_t h[STREAM_HEADER_SIZE];
+	if (size == 0) {
+		msg_err("%s: offset 0: empty file, no stream header", name);
+		return -1;
+	}
+	if (size < STREAM_HEADER_SIZE) {
+		msg_err("%s: offset %" PRIu64 ": stream header cut short", name, size);
+		return -1;
+	}
+	ssize_t n = pread(fd, h, sizeof(h), 0);
+	if (n != (ssize_t)sizeof(h)) {
+		msg_err("%s: offset 0: cannot read the stream header: %s", name,
+			n < 0 ? strerror(errno) : "short read");
+		return -1;
+	}
+	if (memcmp(h, STREAM_MAGIC, 4) != 0) {
+		msg_err("%s: offset 0: not an ovni stream (bad magic)", name);
+		return -1;
+	}
+	uint32_t v;
+	memcpy(&v, h + 4, 4);
+	if (v != STREAM_VERSION) {
+		msg_err("%s: offset 4: stream version %" PRIu32 ", expected %d", name, v, STREAM_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_stream(const char *path, const char *name, struct stat *sb)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		msg_err("%s: cannot open: %s", name, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, sb) < 0 || !S_ISREG(sb->st_mode)) {
+		msg_err("%s: not a regular file", name);
+		close(fd);
+		return -1;
+	}
+	if (check_header(fd, name, (uint64_t)sb->st_size) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (n) {
+		ssize_t r = pread(fd, p, n, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int sync_dir_of(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int r = fd >= 0 ? fsync(fd) : -1;
+	if (r < 0)
+		msg_err("%s: cannot sync directory %s: %s", name, dir ? dir : path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return r;
+}
+
+/* ---- In place, through a journal ---- */
+
+#define MAP_CHUNK (2u << 20) /* the mapping is populated ahead and dropped behind by this much */
+#define RING 8192 /* event boundaries kept for looking back, newest last */
+#define SKIP_EVENTS 64 /* events walked between two boundaries kept */
+#define SPILL_MEM (1u << 20) /* patch bytes held before they go to the journal */
+#define VIEW_CHUNK (64u * 1024)
+#define JOURNAL_BUF (64u * 1024)
+#define JOURNAL_MAGIC "ovnisrtj"
+#define JOURNAL_END UINT64_MAX /* the offset field of the trailer */
+#define JOURNAL_HEAD 16 /* magic, stream size */
+#define JOURNAL_TAIL 24 /* JOURNAL_END, records, hash of all before the hash */
+
+/* An event boundary of the sorted view: offset and event index. */
+struct mark {
+	uint64_t off, idx;
+};
+
+/* Sorted bytes that replace [off, off + len) of the stream. */
+struct patch {
+	uint64_t off, len, idx; /* idx: event index at off */
+	uint8_t *data; /* NULL once written to the journal, at joff */
+	uint64_t joff;
+};
+
+struct journal {
+	int fd;
+	char *path, *tmp;
+	uint8_t *buf;
+	size_t len;
+	uint64_t pos; /* journal bytes written so far, buffered included */
+	uint64_t records;
+	XXH64_state_t hash;
+};
+
+struct inplace {
+	const char *name;
+	const char *path;
+	int fd;
+	const uint8_t *map;
+	uint64_t size;
+	uint64_t lookback;
+	struct sort_stats *st;
+	const struct sort_opts *o;
+	uint64_t populated, dropped; /* mapping window: [dropped, populated) may be resident */
+	struct mark ring[RING];
+	uint64_t nring, ring_lo; /* entries [ring_lo, nring) are valid, at index % ring_cap */
+	uint64_t ring_cap, skip, spill; /* RING, SKIP_EVENTS, SPILL_MEM; tiny with sort_opts.mem (tests) */
+	struct patch *p;
+	size_t np, pcap, pmem;
+	struct journal j;
+	uint8_t *win, *tmp; /* a window's bytes, its sorted bytes */
+	size_t wcap;
+	struct key *keys, *keys2;
+	size_t kcap;
+	uint8_t view[VIEW_CHUNK];
+};
+
+static int ip_nomem(struct inplace *s, size_t n)
+{
+	msg_err("%s: out of memory for %zu bytes", s->name, n);
+	return -1;
+}
+
+/* ---- The journal: sorted windows on disk before the stream is touched ---- */
+
+static int journal_flush(struct inplace *s)
+{
+	struct journal *j = &s->j;
+	if (j->len && file_write_all(j->fd, j->buf, j->len) < 0) {
+		msg_err("%s: cannot write %s: %s", s->name, j->tmp, strerror(errno));
+		return -1;
+	}
+	j->len = 0;
+	return 0;
+}
+
+static int journal_put(struct inplace *s, const void *p, size_t n)
+{
+	struct journal *j = &s->j;
+	XXH64_update(&j->hash, p, n);
+	j->pos += n;
+	if (n >= JOURNAL_BUF) {
+		if (journal_flush(s) < 0 || file_write_all(j->fd, p, n) < 0) {
+			msg_err("%s: cannot write %s: %s", s->name, j->tmp, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (j->len + n > JOURNAL_BUF && journal_flush(s) < 0)
+		return -1;
+	memcpy(j->buf + j->len, p, n);
+	j->len += n;
+	return 0;
+}
+
+static int journal_u64(struct inplace *s, uint64_t v)
+{
+	return journal_put(s, &v, 8);
+}
+
+static int journal_open(struct inplace *s)
+{
+	struct journal *j = &s->j;
+	/* Known before the journal exists: a journal never waits on a stream it cannot write. */
+	if (access(s->path, W_OK) < 0) {
+		msg_err("%s: cannot write the sorted windows: %s", s->name, strerror(errno));
+		return -1;
+	}
+	j->fd = open(j->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (j->fd < 0) {
+		msg_err("%s: cannot create %s: %s", s->name, j->tmp, strerror(errno));
+		return -1;
+	}
+	if (!(j->buf = malloc(JOURNAL_BUF)))
+		return ip_nomem(s, JOURNAL_BUF);
+	XXH64_reset(&j->hash, 0);
+	if (journal_put(s, JOURNAL_MAGIC, 8) < 0 || journal_u64(s, s->size) < 0)
+		return -1;
+	if (s->o->hook)
+		s->o->hook("journal-created");
+	return 0;
+}
+
+/* The patch's bytes go to the journal and leave memory. */
+static int spill(struct inplace *s, struct patch *p)
+{
+	if (s->j.fd < 0 && journal_open(s) < 0)
+		return -1;
+	if (journal_u64(s, p->off) < 0 || journal_u64(s, p->len) < 0)
+		return -1;
+	p->joff = s->j.pos;
+	if (journal_put(s, p->data, p->len) < 0)
+		return -1;
+	s->j.records++;
+	s->pmem -= p->len;
+	free(p->data);
+	p->data = NULL;
+	return 0;
+}
+
+/* The journal is whole: trailer, sync, then renamed to its final name. */
+static int journal_commit(struct inplace *s)
+{
+	struct journal *j = &s->j;
+	if (journal_u64(s, JOURNAL_END) < 0 || journal_u64(s, j->records) < 0)
+		return -1;
+	uint64_t h = XXH64_digest(&j->hash);
+	if (journal_put(s, &h, 8) < 0 || journal_flush(s) < 0)
+		return -1;
+	if (fdatasync(j->fd) < 0) {
+		msg_err("%s: cannot sync %s: %s", s->name, j->tmp, strerror(errno));
+		return -1;
+	}
+	if (rename(j->tmp, j->path) < 0) {
+		msg_err("%s: cannot rename %s: %s", s->name, j->tmp, strerror(errno));
+		return -1;
+	}
+	if (sync_dir_of(j->path, s->name) < 0)
+		return -1;
+	if (s->o->hook)
+		s->o->hook("journaled");
+	return 0;
+}
+
+/* ---- The view: the stream as sorted so far (mapping + patches) ---- */
+
+/* Bytes [off, off + n) of the view into dst. */
+static int view_read(struct inplace *s, uint64_t off, uint8_t *dst, size_t n)
+{
+	memcpy(dst, s->map + off, n);
+	uint64_t end = off + n;
+	/* Patches are sorted and disjoint; those that matter are the last ones. */
+	size_t i = s->np;
+	while (i > 0 && s->p[i - 1].off + s->p[i - 1].len > off)
+		i--;
+	for (; i < s->np && s->p[i].off < end; i++) {
+		const struct patch *p = &s->p[i];
+		uint64_t a = p->off > off ? p->off : off;
+		uint64_t b = p->off + p->len < end ? p->off + p->len : end;
+		if (p->data) {
+			memcpy(dst + (a - off), p->data + (a - p->off), b - a);
+			continue;
+		}
+		if (journal_flush(s) < 0)
+			return -1;
+		if (pread_all(s->j.fd, dst + (a - off), b - a, p->joff + (a - p->off)) < 0) {
+			msg_err("%s: cannot read back %s: %s", s->name, s->j.tmp, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Walks the view's events in [from, to) (from a boundary with event index
+ * idx) and keeps the last one whose clock is < m in *found. 1 if one was,
+ * 0 if not, -1 after a message. */
+static int view_last_below(struct inplace *s, struct mark from, uint64_t to, uint64_t m, struct mark *found)
+{
+	int r = 0;
+	uint64_t off = from.off, idx = from.idx;
+	/* With no sorted window in the way the mapping is the view. */
+	int direct = !s->np || s->p[s->np - 1].off + s->p[s->np - 1].len <= from.off;
+	while (off < to) {
+		size_t n = to - off < VIEW_CHUNK ? (size_t)(to - off) : VIEW_CHUNK;
+		const uint8_t *v = s->map + off;
+		if (!direct) {
+			if (view_read(s, off, s->view, n) < 0)
+				return -1;
+			v = s->view;
+		}
+		size_t q = 0;
+		while (q + EV_HEADER_SIZE <= n) {
+			const uint8_t *e = v + q;
+			if (ev_head_size(e[0]) > n - q)
+				break;
+			if (ev_clock(e) < m) {
+				*found = (struct mark){ off + q, idx };
+				r = 1;
+			}
+			q += ev_size(e);
+			idx++;
+			if (q > n)
+				break;
+		}
+		off += q;
+	}
+	return r;
+}
+
+/* ---- Boundaries to look back from ---- */
+
+static void ring_push(struct inplace *s, uint64_t off, uint64_t idx)
+{
+	s->ring[s->nring % s->ring_cap] = (struct mark){ off, idx };
+	s->nring++;
+	if (s->nring - s->ring_lo > s->ring_cap)
+		s->ring_lo = s->nring - s->ring_cap;
+}
+
+/* Boundaries inside a new patch no longer are. */
+static void ring_cut(struct inplace *s, uint64_t off)
+{
+	while (s->nring > s->ring_lo && s->ring[(s->nring - 1) % s->ring_cap].off > off)
+		s->nring--;
+}
+
+/* The start of the window of a region: the last event of the view before
+ * the region's end with a clock < m, looking back from the OU[ (inner
+ * events are all >= m). */
+static int window_start(struct inplace *s, struct mark open, uint64_t m, struct mark *j)
+{
+	uint64_t to = open.off + ev_size(s->map + open.off); /* the OU[ included */
+	uint64_t r = s->nring;
+	while (r > s->ring_lo) {
+		struct mark b = s->ring[(r - 1) % s->ring_cap];
+		r--;
+		if (b.off > open.off)
+			continue;
+		int f = view_last_below(s, b, to, m, j);
+		if (f)
+			return f;
+		to = b.off;
+		if (s->lookback && b.idx + s->lookback < open.idx)
+			return 0; /* already out of reach */
+	}
+	return view_last_below(s, (struct mark){ STREAM_HEADER_SIZE, 0 }, to, m, j);
+}
+
+static int reserve_window(struct inplace *s, size_t bytes, size_t events)
+{
+	if (bytes > s->wcap) {
+		free(s->win);
+		free(s->tmp);
+		s->win = malloc(bytes);
+		s->tmp = malloc(bytes);
+		s->wcap = s->win && s->tmp ? bytes : 0;
+		if (!s->wcap)
+			return ip_nomem(s, 2 * bytes);
+	}
+	if (events > s->kcap) {
+		free(s->keys);
+		free(s->keys2);
+		s->keys = malloc(events * sizeof(*s->keys));
+		s->keys2 = malloc(events * sizeof(*s->keys2));
+		s->kcap = s->keys && s->keys2 ? events : 0;
+		if (!s->kcap)
+			return ip_nomem(s, 2 * events * sizeof(*s->keys));
+	}
+	size_t mem = 2 * s->wcap + 2 * s->kcap * sizeof(struct key) + s->pmem;
+	if (mem > s->st->peak_mem)
+		s->st->peak_mem = mem;
+	return 0;
+}
+
+/* The sorted bytes of [a, k) (a <= j) become a patch; patches it covers go. */
+static int add_patch(struct inplace *s, struct mark a, uint64_t k, uint8_t *data)
+{
+	while (s->np && s->p[s->np - 1].off >= a.off) {
+		struct patch *p = &s->p[--s->np];
+		if (p->data)
+			s->pmem -= p->len;
+		free(p->data);
+	}
+	if (s->np == s->pcap) {
+		size_t cap = s->pcap ? 2 * s->pcap : 64;
+		struct patch *np = realloc(s->p, cap * sizeof(*np));
+		if (!np)
+			return ip_nomem(s, cap * sizeof(*np));
+		s->p = np;
+		s->pcap = cap;
+	}
+	s->p[s->np++] = (struct patch){ a.off, k - a.off, a.idx, data, 0 };
+	s->pmem += k - a.off;
+	ring_cut(s, a.off);
+	ring_push(s, a.off, a.idx);
+	if (s->pmem <= s->spill)
+		return 0;
+	for (size_t i = 0; i + 1 < s->np; i++)
+		if (s->p[i].data && spill(s, &s->p[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Sorts the view's events [j, k) (k: the OU]), stably by clock. */
+static int sort_window_at(struct inplace *s, struct mark j, struct mark k)
+{
+	struct mark a = j; /* a patch that j cuts is taken whole */
+	size_t i = s->np;
+	while (i > 0 && s->p[i - 1].off + s->p[i - 1].len > j.off)
+		i--;
+	if (i < s->np && s->p[i].off < j.off)
+		a = (struct mark){ s->p[i].off, s->p[i].idx };
+	size_t bytes = (size_t)(k.off - a.off), events = (size_t)(k.off - j.off) / EV_HEADER_SIZE + 1;
+	if (reserve_window(s, bytes, events) < 0 || view_read(s, a.off, s->win, bytes) < 0)
+		return -1;
+	size_t w0 = (size_t)(j.off - a.off), q = w0, n = 0;
+	int sorted = 1;
+	uint64_t prev = 0;
+	for (; q < bytes; n++) {
+		struct key *key = &s->keys[n];
+		key->off = q;
+		key->size = ev_size(s->win + q);
+		key->clock = ev_clock(s->win + q);
+		sorted &= key->clock >= prev;
+		prev = key->clock;
+		q += key->size;
+	}
+	if (n > s->st->max_window)
+		s->st->max_window = n;
+	if (sorted)
+		return 0;
+	key_sort(s->keys, s->keys2, n);
+	memcpy(s->tmp, s->win, w0);
+	q = w0;
+	for (size_t t = 0; t < n; t++) {
+		memcpy(s->tmp + q, s->win + s->keys[t].off, s->keys[t].size);
+		q += s->keys[t].size;
+	}
+	uint8_t *data = malloc(bytes ? bytes : 1);
+	if (!data)
+		return ip_nomem(s, bytes);
+	memcpy(data, s->tmp, bytes);
+	s->st->moved++;
+	s->st->changed = 1;
+	return add_patch(s, a, k.off, data);
+}
+
+static int ip_lookback_error(struct inplace *s, struct mark open, struct mark k, uint64_t m)
+{
+	msg_err("%s: offset %" PRIu64 ": no event with a clock below %" PRIu64
+		" among the %" PRIu64 " events before the region's OU] at offset %" PRIu64
+		"; raise the look-back limit (-n) or drop it",
+		s->name, open.off, m, s->lookback - 1, k.off);
+	return -1;
+}
+
+/* The region opened at open closes at k (its OU]). */
+static int close_region(struct inplace *s, struct mark open, struct mark k, uint64_t m)
+{
+	uint64_t n = s->lookback, lo = n && k.idx >= n ? k.idx - n + 1 : 0;
+	struct mark j;
+	int f = window_start(s, open, m, &j);
+	if (f < 0)
+		return -1;
+	if (!f || j.idx < lo) {
+		if (lo > 0)
+			return ip_lookback_error(s, open, k, m);
+		j = (struct mark){ STREAM_HEADER_SIZE, 0 };
+	}
+	return sort_window_at(s, j, k);
+}
+
+static int ip_cut_short(struct inplace *s, uint64_t off)
+{
+	uint64_t avail = s->size - off;
+	if (avail >= EV_HEADER_SIZE && avail >= ev_head_size(s->map[off]))
+		msg_err("%s: offset %" PRIu64 ": event of %zu bytes cut short by the end of the stream",
+			s->name, off, ev_size(s->map + off));
+	else
+		msg_err("%s: offset %" PRIu64 ": incomplete event at the end of the stream (%" PRIu64 " bytes)",
+			s->name, off, avail);
+	return -1;
+}
+
+/* Keeps the resident part of the mapping near off: ahead populated in
+ * one go, behind given back (a look back far behind faults it in again). */
+static void follow(struct inplace *s, uint64_t off)
+{
+	if (off + MAP_CHUNK / 2 > s->populated && s->populated < s->size) {
+		uint64_t a = s->populated, b = a + MAP_CHUNK < s->size ? a + MAP_CHUNK : s->size;
+		madvise((void *)(s->map + a), (size_t)(b - a), MADV_POPULATE_READ);
+		s->populated = b;
+	}
+	if (off > s->dropped + 2 * MAP_CHUNK) {
+		uint64_t b = (off - MAP_CHUNK) & ~(uint64_t)(MAP_CHUNK - 1);
+		madvise((void *)(s->map + s->dropped), (size_t)(b - s->dropped), MADV_DONTNEED);
+		s->dropped = b;
+	}
+}
+
+enum { IP_SORTED, IP_OPEN, IP_INSIDE };
+
+/* Walks the whole stream once, sorting each region as it closes. */
+static int scan_stream(struct inplace *s)
+{
+	uint64_t off = STREAM_HEADER_SIZE, idx = 0, m = 0;
+	struct mark open = { 0, 0 };
+	int state = IP_SORTED;
+	ring_push(s, off, idx);
+	while (off < s->size) {
+		follow(s, off);
+		if (state == IP_SORTED) {
+			uint64_t lim = s->populated < s->size ? s->populated : s->size, at = idx;
+			off = ev_skip(s->map, off, lim, s->skip, &idx);
+			if (idx - at == s->skip) {
+				ring_push(s, off, idx);
+				continue;
+			}
+			if (off >= s->size)
+				break;
+		}
+		const uint8_t *e = s->map + off;
+		if (s->size - off < EV_HEADER_SIZE || s->size - off < ev_head_size(e[0]) ||
+		    s->size - off < ev_size(e))
+			return ip_cut_short(s, off);
+		uint64_t c = ev_clock(e);
+		struct mark here = { off, idx };
+		off += ev_size(e);
+		idx++;
+		s->st->events = idx;
+		int marker = e[1] == 'O' && e[2] == 'U' && (e[3] == '[' || e[3] == ']');
+		if (!marker || e[3] == '[') {
+			if (state == IP_SORTED && marker) {
+				state = IP_OPEN;
+				open = here;
+				ring_push(s, here.off, here.idx);
+			} else if (state == IP_OPEN) {
+				state = IP_INSIDE;
+				m = c;
+			} else if (state == IP_INSIDE && c < m) {
+				m = c;
+			}
+			continue;
+		}
+		if (state == IP_OPEN)
+			s->st->empty++;
+		if (state == IP_INSIDE) {
+			s->st->regions++;
+			if (close_region(s, open, here, m) < 0)
+				return -1;
+		}
+		state = IP_SORTED;
+	}
+	s->st->events = idx;
+	if (state != IP_SORTED)
+		s->st->open_off = open.off;
+	return 0;
+}
+
+/* ---- Writing the patches in place ---- */
+
+/* Checks the journal j[0, jsize) whole (magic, trailer, checksum, stream
+ * size) before any byte of it is written: 0 and its record count, or -1
+ * after a message. */
+static int journal_check(const uint8_t *j, uint64_t jsize, const char *jname, uint64_t size, uint64_t *records)
+{
+	if (jsize < JOURNAL_HEAD + JOURNAL_TAIL) {
+		msg_err("%s: offset %" PRIu64 ": journal cut short; the stream is left as it is", jname, jsize);
+		return -1;
+	}
+	uint64_t hdr[2], tail[3];
+	memcpy(hdr, j, sizeof(hdr));
+	memcpy(tail, j + jsize - JOURNAL_TAIL, sizeof(tail));
+	if (memcmp(hdr, JOURNAL_MAGIC, 8) != 0) {
+		msg_err("%s: offset 0: not a sort journal (bad magic); the stream is left as it is", jname);
+		return -1;
+	}
+	if (tail[0] != JOURNAL_END || XXH64(j, (size_t)(jsize - 8), 0) != tail[2]) {
+		msg_err("%s: offset %" PRIu64 ": journal damaged (bad checksum); the stream is left as it is",
+			jname, jsize - 8);
+		return -1;
+	}
+	if (hdr[1] != size) {
+		msg_err("%s: offset 8: journal of a stream of %" PRIu64 " bytes, the stream has %" PRIu64
+			"; the stream is left as it is", jname, hdr[1], size);
+		return -1;
+	}
+	/* Every record in bounds before the first is written. */
+	uint64_t end = jsize - JOURNAL_TAIL, off = JOURNAL_HEAD, n = 0;
+	for (; off < end; n++) {
+		uint64_t rec[2];
+		if (end - off < 16)
+			break;
+		memcpy(rec, j + off, 16);
+		if (rec[0] < STREAM_HEADER_SIZE || rec[0] > size || rec[1] > size - rec[0] || rec[1] > end - off - 16)
+			break;
+		off += 16 + rec[1];
+	}
+	if (off != end || n != tail[1]) {
+		msg_err("%s: offset %" PRIu64 ": bad record; the stream is left as it is", jname, off);
+		return -1;
+	}
+	*records = n;
+	return 0;
+}
+
+/* Writes every record of the checked journal j into the stream fd of size
+ * bytes, through a shared mapping (cheaper than a pwrite per window), then
+ * syncs it. The mapping is given back behind, so memory stays bounded. */
+static int journal_apply(const uint8_t *j, uint64_t jsize, int fd, const char *name, uint64_t size,
+			 const struct sort_opts *o)
+{
+	uint8_t *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		msg_err("%s: cannot map to write the sorted windows: %s", name, strerror(errno));
+		return -1;
+	}
+	uint64_t end = jsize - JOURNAL_TAIL, off = JOURNAL_HEAD, done = 0, low = UINT64_MAX, high = 0;
+	while (off < end) {
+		uint64_t rec[2];
+		memcpy(rec, j + off, 16);
+		memcpy(m + rec[0], j + off + 16, (size_t)rec[1]);
+		off += 16 + rec[1];
+		low = rec[0] < low ? rec[0] : low;
+		high = rec[0] + rec[1] > high ? rec[0] + rec[1] : high;
+		if (high - low > MAP_CHUNK) {
+			uint64_t a = low & ~(uint64_t)4095;
+			madvise(m + a, (size_t)(high - a), MADV_DONTNEED);
+			low = UINT64_MAX;
+			high = 0;
+		}
+		if (++done == 1 && o && o->hook)
+			o->hook("writing");
+	}
+	int r = 0;
+	if (fdatasync(fd) < 0) {
+		msg_err("%s: cannot sync: %s", name, strerror(errno));
+		r = -1;
+	}
+	munmap(m, (size_t)size);
+	if (r == 0 && o && o->hook)
+		o->hook("written");
+	return r;
+}
+
+/* A journal left beside path by a sort that did not finish (pending), or
+ * the one just committed: checked, written into the stream, removed. 0
+ * when there was none or it is done now. */
+static int journal_replay(const char *path, const char *jpath, const char *name, const struct sort_opts *o, int pending)
+{
+	int jfd = open(jpath, O_RDONLY | O_CLOEXEC);
+	if (jfd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		msg_err("%s: cannot open the pending journal %s: %s", name, jpath, strerror(errno));
+		return -1;
+	}
+	int r = -1, fd = open(path, O_RDWR | O_CLOEXEC);
+	struct stat sb, jsb;
+	uint64_t records = 0;
+	void *j = MAP_FAILED;
+	if (fd < 0 || fstat(fd, &sb) < 0 || fstat(jfd, &jsb) < 0) {
+		msg_err("%s: cannot open to write the sorted windows of %s: %s", name, jpath, strerror(errno));
+	} else if (jsb.st_size > 0 &&
+		   (j = mmap(NULL, (size_t)jsb.st_size, PROT_READ, MAP_PRIVATE, jfd, 0)) == MAP_FAILED) {
+		msg_err("%s: cannot map: %s", jpath, strerror(errno));
+	} else if (journal_check(j == MAP_FAILED ? (const uint8_t *)"" : j, (uint64_t)jsb.st_size, jpath,
+				 (uint64_t)sb.st_size, &records) == 0 &&
+		   journal_apply(j, (uint64_t)jsb.st_size, fd, name, (uint64_t)sb.st_size, o) == 0) {
+		if (unlink(jpath) < 0)
+			msg_err("%s: cannot remove %s: %s", name, jpath, strerror(errno));
+		else
+			r = 0;
+	}
+	if (r == 0 && pending)
+		msg_info("%s: finished the interrupted sort (%" PRIu64 " windows from %s)", name, records, jpath);
+	if (j != MAP_FAILED)
+		munmap(j, (size_t)jsb.st_size);
+	if (fd >= 0)
+		close(fd);
+	close(jfd);
+	return r;
+}
+
+static char *suffixed(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k = strlen(suffix);
+	char *p = malloc(n + k + 1);
+	if (p) {
+		memcpy(p, path, n);
+		memcpy(p + n, suffix, k + 1);
+	}
+	return p;
+}
+
+static void inplace_free(struct inplace *s)
+{
+	for (size_t i = 0; i < s->np; i++)
+		free(s->p[i].data);
+	free(s->p);
+	free(s->win);
+	free(s->tmp);
+	free(s->keys);
+	free(s->keys2);
+	free(s->j.buf);
+	if (s->j.fd >= 0)
+		close(s->j.fd);
+	if (s->map)
+		munmap((void *)s->map, (size_t)s->size);
+	if (s->fd >= 0)
+		close(s->fd);
+}
+
+/* Scans and sorts; the patches end in the journal, committed. 1 when
+ * there is something to write, 0 when not, -1 after a message. */
+static int sort_to_journal(struct inplace *s)
+{
+	struct stat sb;
+	s->fd = open_stream(s->path, s->name, &sb);
+	if (s->fd < 0)
+		return -1;
+	s->size = (uint64_t)sb.st_size;
+	if (s->size > SIZE_MAX) {
+		msg_err("%s: too big to map", s->name);
+		return -1;
+	}
+	void *m = mmap(NULL, (size_t)s->size, PROT_READ, MAP_SHARED, s->fd, 0);
+	if (m == MAP_FAILED) {
+		msg_err("%s: cannot map: %s", s->name, strerror(errno));
+		return -1;
+	}
+	s->map = m;
+	madvise(m, (size_t)s->size, MADV_SEQUENTIAL);
+	if (scan_stream(s) < 0)
+		return -1;
+	if (!s->st->changed)
+		return 0;
+	for (size_t i = 0; i < s->np; i++)
+		if (s->p[i].data && spill(s, &s->p[i]) < 0)
+			return -1;
+	return journal_commit(s) < 0 ? -1 : 1;
+}
+
+int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st)
+{
+	const char *name = o->name ? o->name : path;
+	memset(st, 0, sizeof(*st));
+	st->open_off = UINT64_MAX;
+	/* A symlinked stream is sorted where it really lives. */
+	char *real = realpath(path, NULL);
+	if (!real) {
+		msg_err("%s: %s", name, strerror(errno));
+		return -1;
+	}
+	struct inplace *s = calloc(1, sizeof(*s));
+	char *jpath = suffixed(real, SORT_JOURNAL_SUFFIX), *jtmp = suffixed(real, SORT_JOURNAL_SUFFIX SORT_TMP_SUFFIX);
+	int r = -1;
+	if (!s || !jpath || !jtmp) {
+		msg_err("%s: out of memory", name);
+		free(s);
+		free(jpath);
+		free(jtmp);
+		free(real);
+		return -1;
+	}
+	s->name = name;
+	s->path = real;
+	s->fd = -1;
+	s->lookback = o->lookback;
+	s->st = st;
+	s->o = o;
+	s->j.fd = -1;
+	s->j.path = jpath;
+	s->j.tmp = jtmp;
+	s->ring_cap = o->mem ? 2 + o->mem / 256 % (RING - 2) : RING;
+	s->skip = o->mem ? 1 + o->mem % 5 : SKIP_EVENTS;
+	s->spill = o->mem ? o->mem : SPILL_MEM;
+	/* A journal not yet renamed: the stream was never touched. */
+	unlink(jtmp);
+	if (journal_replay(real, jpath, name, o, 1) == 0) {
+		r = sort_to_journal(s);
+		if (r == 1)
+			r = journal_replay(real, jpath, name, o, 0);
+		else if (r < 0 && s->j.fd >= 0)
+			unlink(jtmp);
+	}
+	inplace_free(s);
+	free(s);
+	free(jpath);
+	free(jtmp);
+	free(real);
+	return r;
+}
+
+int sort_check_file(const char *path, const char *name, uint64_t *back)
+{
+	struct stat sb;
+	int fd = open_stream(path, name, &sb);
+	if (fd < 0)
+		return -1;
+	static uint8_t buf[1 << 20];
+	uint64_t size = (uint64_t)sb.st_size, off = STREAM_HEADER_SIZE, prev = 0;
+	size_t len = 0; /* buf[0, len) holds the stream from off */
+	int r = 1;
+	while (r == 1 && off + len < size) {
+		ssize_t n = pread(fd, buf + len, sizeof(buf) - len, (off_t)(off + len));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			msg_err("%s: offset %" PRIu64 ": read: %s", name, off + len,
+				n ? strerror(errno) : "the file shrank");
+			r = -1;
+			break;
+		}
+		len += (size_t)n;
+		size_t p = 0;
+		while (len - p >= EV_HEADER_SIZE) {
+			size_t sz = len - p < ev_head_size(buf[p]) ? 0 : ev_size(buf + p);
+			if (!sz)
+				break;
+			if (off + p + sz > size) {
+				msg_err("%s: offset %" PRIu64 ": event of %zu bytes cut short by the end of the stream",
+					name, off + p, sz);
+				r = -1;
+				break;
+			}
+			uint64_t c = ev_clock(buf + p);
+			if (c < prev) {
+				*back = off + p;
+				r = 0;
+				break;
+			}
+			prev = c;
+			p += sz;
+			if (p > len) /* the rest of a big jumbo is not needed */
+				break;
+		}
+		if (p > len) {
+			off += p;
+			len = 0;
+			continue;
+		}
+		memmove(buf, buf + p, len - p);
+		len -= p;
+		off += p;
+	}
+	if (r == 1 && len) {
+		msg_err("%s: offset %" PRIu64 ": incomplete event at the end of the stream (%zu bytes)", name, off, len);
+		r = -1;
+	}
+	close(fd);
+	return r;
+}
