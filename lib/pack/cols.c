@@ -13,7 +13,11 @@
  * events of each stream segment (version 2), the columns, the verbatim
  * bytes. Version 1 had one segment and unsigned clock steps; version 2
  * steps are signed (two's complement in the 32 bits, sign-extended), as
- * kernel events step back. */
+ * kernel events step back. Version 3 keeps two clocks: kernel events
+ * (model K) step from the last kernel event of the block, the others from
+ * the last other event, since a thread reads its kernel events late: they
+ * land between OU[ and OU] with clocks before OU[, and in order among
+ * themselves (the first kernel event steps from the other clock). */
 #include <string.h>
 
 #include "base/event.h"
@@ -105,6 +109,24 @@ static inline void pay_undiff(uint8_t *dst, const uint8_t *diff, uint8_t *prev, 
 
 #define CLOCK_ESCAPE 0xffffffffu /* the step is in the exception column */
 
+/* The clocks steps are taken from: one before version 3, two after. */
+struct clocks {
+	uint64_t other, kernel;
+	int kernel_seen, two;
+};
+
+/* The clock the event with header hdr steps from (and that it replaces). */
+static inline uint64_t *clock_ref(struct clocks *c, const uint8_t *hdr)
+{
+	if (!c->two || hdr[1] != 'K')
+		return &c->other;
+	if (!c->kernel_seen) {
+		c->kernel_seen = 1;
+		c->kernel = c->other;
+	}
+	return &c->kernel;
+}
+
 /* A signed step goes in the planes if it fits in 32 bits and is not the escape. */
 static inline int step_fits(uint64_t step)
 {
@@ -117,7 +139,8 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 	 * each stream segment's event count goes in place at once. */
 	size_t nev = 0, nexc = 0, pay_len = 0, verb = 0, off = 0, sz;
 	uint8_t *counts = dst + COLS_HEADER;
-	uint64_t prev = 0, clock;
+	uint64_t clock;
+	struct clocks ck = { .two = 1 };
 	for (size_t s = 0; s < nseg; off += seg[s++].len) {
 		if (!seg[s].stream) {
 			verb += seg[s].len;
@@ -126,8 +149,9 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 		size_t pos = off + seg[s].head, end = off + seg[s].len, k = 0;
 		while ((sz = event_size(src + pos, end - pos))) {
 			memcpy(&clock, src + pos + 4, 8);
-			nexc += !step_fits(clock - prev);
-			prev = clock;
+			uint64_t *ref = clock_ref(&ck, src + pos);
+			nexc += !step_fits(clock - *ref);
+			*ref = clock;
 			pay_len += sz - EV_HEADER_SIZE;
 			pos += sz;
 			k++;
@@ -146,7 +170,7 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 	uint8_t *exc = plane + 4 * nev, *pay = exc + 8 * nexc, *raw = pay + pay_len;
 	struct last last;
 	memset(last.key, 0xff, sizeof(last.key)); /* no MCV has flags 0xff */
-	prev = 0;
+	ck = (struct clocks){ .two = 1 };
 	off = 0;
 	counts = dst + COLS_HEADER;
 	size_t i = 0;
@@ -167,8 +191,8 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
 			memcpy(hdr, p, 4);
 			hdr += 4;
 			memcpy(&clock, p + 4, 8);
-			uint64_t step = clock - prev;
-			prev = clock;
+			uint64_t *ref = clock_ref(&ck, p), step = clock - *ref;
+			*ref = clock;
 			if (!step_fits(step)) {
 				pack_put64(exc, step);
 				exc += 8;
@@ -197,9 +221,10 @@ void pack_cols_columns(const uint8_t *enc, size_t nstream, size_t at[4])
 	at[3] = at[2] + pack_get32(enc + 8);
 }
 
-int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, int v1, uint8_t *dst,
-		     size_t raw_size, const char **why)
+int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, unsigned version,
+		     uint8_t *dst, size_t raw_size, const char **why)
 {
+	int v1 = version == 1;
 	*why = "bad column sizes";
 	if (n < COLS_HEADER)
 		return -1;
@@ -214,7 +239,8 @@ int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, s
 	const uint8_t *exc = plane + 4 * nev, *exc_end = plane + clk_len, *pay = exc_end, *pay_end = pay + pay_len;
 	const uint8_t *raw = pay_end, *raw_end = src + n;
 	uint8_t *out = dst, *out_end = dst + raw_size;
-	uint64_t clock = 0, i = 0;
+	uint64_t i = 0;
+	struct clocks ck = { .two = version >= 3 };
 	struct last last;
 	memset(last.key, 0xff, sizeof(last.key));
 	*why = "events do not fit the block";
@@ -245,7 +271,7 @@ int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, s
 			} else if (!v1) { /* sign-extended */
 				step = (uint64_t)(int64_t)(int32_t)(uint32_t)step;
 			}
-			clock += step;
+			uint64_t *ref = clock_ref(&ck, hdr), clock = *ref += step;
 			size_t psize;
 			if (hdr[0] & EV_FLAG_JUMBO) {
 				if (pay_end - pay < 4)

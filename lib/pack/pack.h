@@ -14,7 +14,7 @@
 
 #define PACK_MAGIC "OVNIPACK"
 #define PACK_END_MAGIC "OVNIPEND"
-#define PACK_VERSION 2u /* written; version 1 is still read */
+#define PACK_VERSION 3u /* written; versions 1 and 2 are still read */
 #define PACK_HEADER_SIZE 16 /* magic, u32 version, u32 zero */
 #define PACK_BLOCK_TARGET (1u << 20) /* member bytes per block: bounds reader memory */
 #define PACK_BLOCK_RAW_MAX (4u << 20) /* a block holds one whole jumbo event at most this big */
@@ -106,10 +106,11 @@ size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t n
  * flags and MCV, the clock, the payloads, the verbatim bytes. */
 void pack_cols_columns(const uint8_t *enc, size_t nstream, size_t at[4]);
 /* Rebuilds exactly raw_size bytes into dst; returns 0, or -1 (with a reason
- * in *why) when src is not a valid encoding. v1: the version 1 layout (one
- * segment, no event counts, clock steps unsigned). */
-int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, int v1, uint8_t *dst,
-		     size_t raw_size, const char **why);
+ * in *why) when src is not a valid encoding of that format version: 1 (one
+ * segment, no event counts, clock steps unsigned), 2 (one clock) or 3 (the
+ * current: kernel events step from their own clock). */
+int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, unsigned version,
+		     uint8_t *dst, size_t raw_size, const char **why);
 /* Where to cut a stream.obs block: the end of the last whole event in
  * buf[0, n) at most max bytes in, or n if the bytes stop looking like events. */
 size_t pack_cols_cut(const uint8_t *buf, size_t n, size_t max);

@@ -1,4 +1,4 @@
-/* Reading pack archives (versions 1 and 2): the trailer and index, then
+/* Reading pack archives (versions 1 to 3): the trailer and index, then
  * members block by block, every checksum checked before its bytes are used. */
 #include <errno.h>
 #include <stdarg.h>
@@ -465,8 +465,9 @@ int pack_open(struct pack *p, const char *path)
 		return -1;
 	}
 	p->version = pack_get32(h + 8);
-	if (p->version != 1 && p->version != 2) {
-		msg_err("%s: offset 8: pack format version %u, this ovni reads versions 1 and 2", path, p->version);
+	if (p->version < 1 || p->version > PACK_VERSION) {
+		msg_err("%s: offset 8: pack format version %u, this ovni reads versions 1 to %u", path, p->version,
+			PACK_VERSION);
 		return -1;
 	}
 	if (pack_get32(h + 12) != 0) {
@@ -661,7 +662,7 @@ static int block_load2(struct block_reader *br, size_t k)
 		return block_err(br, b->off, (uint32_t)k, "cannot decompress: %s", ZSTD_getErrorName(got));
 	if (events) {
 		const char *why;
-		if (pack_cols_decode(s->cols, got, s->seg, nseg, 0, s->cache, b->raw, &why) < 0)
+		if (pack_cols_decode(s->cols, got, s->seg, nseg, p->version, s->cache, b->raw, &why) < 0)
 			return block_err(br, b->off, (uint32_t)k, "%s", why);
 	} else if (got != b->raw) {
 		return block_err(br, b->off, (uint32_t)k, "decompressed to %zu bytes, expected %u", got, b->raw);

@@ -1,4 +1,4 @@
-/* Writing pack archives (version 2): walk the trace directory, lay the
+/* Writing pack archives (version 3): walk the trace directory, lay the
  * bytes of every file end to end (small files first, so that they share
  * blocks), cut them into blocks (stream.obs at event boundaries), compress
  * the blocks on -T threads and write them in order, then the index (zstd)

@@ -32,7 +32,7 @@ static size_t make_events(uint8_t *buf, size_t cap, size_t tail)
 	uint64_t clock = next() % 1000000;
 	while (n + EV_JUMBO_HEADER_SIZE + 300 + tail < cap) {
 		uint64_t r = next();
-		char mcv[3] = { 'O', (char)('A' + r % 5), (char)('a' + r % 3) };
+		char mcv[3] = { r % 4 ? 'O' : 'K', (char)('A' + r % 5), (char)('a' + r % 3) }; /* K: kernel clock */
 		switch (r % 7) {
 		case 0: clock -= r % 50; break; /* backwards */
 		case 1: clock += (uint64_t)1 << 40; break; /* past 32 bits */
@@ -62,7 +62,7 @@ static int roundtrip_segs(const uint8_t *src, const struct pack_seg *seg, size_t
 	uint8_t *enc = malloc(pack_cols_bound(n, nseg)), *dec = malloc(n + 1);
 	size_t e = pack_cols_encode(src, seg, nseg, enc);
 	const char *why;
-	int ok = e <= pack_cols_bound(n, nseg) && pack_cols_decode(enc, e, seg, nseg, 0, dec, n, &why) == 0 &&
+	int ok = e <= pack_cols_bound(n, nseg) && pack_cols_decode(enc, e, seg, nseg, PACK_VERSION, dec, n, &why) == 0 &&
 		 memcmp(src, dec, n) == 0;
 	free(enc);
 	free(dec);
@@ -115,15 +115,15 @@ static void test_cols(void)
 	for (size_t i = 0; i < 20; i++, tries++) {
 		enc[i] ^= 0x40;
 		const char *why;
-		refused += pack_cols_decode(enc, e, &one, 1, 0, dec, n, &why) < 0;
+		refused += pack_cols_decode(enc, e, &one, 1, PACK_VERSION, dec, n, &why) < 0;
 		enc[i] ^= 0x40;
 	}
 	CHECK_INT(refused, tries, "a damaged column header or event count is refused");
 	const char *why;
-	CHECK(pack_cols_decode(enc, e - 1, &one, 1, 0, dec, n, &why) < 0, "a cut encoding is refused");
-	CHECK(pack_cols_decode(enc, e, &one, 1, 0, dec, n - 1, &why) < 0, "a wrong decoded size is refused");
+	CHECK(pack_cols_decode(enc, e - 1, &one, 1, PACK_VERSION, dec, n, &why) < 0, "a cut encoding is refused");
+	CHECK(pack_cols_decode(enc, e, &one, 1, PACK_VERSION, dec, n - 1, &why) < 0, "a wrong decoded size is refused");
 	one.len--;
-	CHECK(pack_cols_decode(enc, e, &one, 1, 0, dec, n - 1, &why) < 0, "a wrong segment size is refused");
+	CHECK(pack_cols_decode(enc, e, &one, 1, PACK_VERSION, dec, n - 1, &why) < 0, "a wrong segment size is refused");
 	free(enc);
 	free(dec);
 
