@@ -181,7 +181,8 @@ static int parse_blocks2(struct pack *p, struct cursor *c)
 		return index_err(p, "out of memory");
 	for (size_t k = 0; k < p->nblocks; k++) {
 		const uint8_t *b = take(c, 1);
-		if (!b || *b > (PACK_CODEC_EVENTS | PACK2_CODEC_DICT))
+		unsigned known = PACK_CODEC_EVENTS | PACK2_CODEC_DICT | (p->version >= 3 ? PACK3_CODEC_RC : 0);
+		if (!b || (*b & ~known) || ((*b & PACK3_CODEC_RC) && !(*b & PACK_CODEC_EVENTS)))
 			return index_err(p, "block %zu: unknown codec", k);
 		p->blocks[k].codec = *b;
 	}
@@ -587,7 +588,7 @@ static int block_next1(struct block_reader *br)
 	if (h[8] == PACK_CODEC_EVENTS) {
 		const char *why;
 		struct pack_seg seg = { raw, 0, 1 };
-		if (pack_cols_decode(s->cols, got, &seg, 1, 1, br->raw, raw, &why) < 0)
+		if (pack_cols_decode(s->cols, got, &seg, 1, 1, 0, br->raw, raw, &why) < 0)
 			return block_err(br, at, k, "%s", why);
 	} else if (got != raw) {
 		return block_err(br, at, k, "decompressed to %zu bytes, expected %u", got, raw);
@@ -662,7 +663,7 @@ static int block_load2(struct block_reader *br, size_t k)
 		return block_err(br, b->off, (uint32_t)k, "cannot decompress: %s", ZSTD_getErrorName(got));
 	if (events) {
 		const char *why;
-		if (pack_cols_decode(s->cols, got, s->seg, nseg, p->version, s->cache, b->raw, &why) < 0)
+		if (pack_cols_decode(s->cols, got, s->seg, nseg, p->version, b->codec & PACK3_CODEC_RC, s->cache, b->raw, &why) < 0)
 			return block_err(br, b->off, (uint32_t)k, "%s", why);
 	} else if (got != b->raw) {
 		return block_err(br, b->off, (uint32_t)k, "decompressed to %zu bytes, expected %u", got, b->raw);

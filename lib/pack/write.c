@@ -32,8 +32,8 @@ uint64_t pack_hash(const void *p, size_t n)
 /* One block on its way from the files to the archive. */
 struct job {
 	uint8_t codec;
-	uint8_t *raw, *cols, *out; /* grown to the largest block seen */
-	size_t raw_len, out_len, raw_cap, cols_cap, out_cap;
+	uint8_t *raw, *cols, *out, *alt; /* grown to the largest block seen; alt: the other try */
+	size_t raw_len, out_len, raw_cap, cols_cap, out_cap, alt_cap;
 	struct pack_seg *seg; /* the members' stretches in raw */
 	size_t nseg, seg_cap, last; /* last: the entry of the last stretch */
 	uint32_t check;
@@ -112,6 +112,8 @@ static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src
 	return out.pos;
 }
 
+static void try_rc(struct job *j, ZSTD_CCtx *cctx, int level, int shared);
+
 static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 {
 	const uint8_t *src = j->raw;
@@ -128,7 +130,7 @@ static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 		texts |= !j->seg[i].stream;
 	}
 	if (j->codec & PACK_CODEC_EVENTS) {
-		n = pack_cols_encode(j->raw, j->seg, j->nseg, j->cols);
+		n = pack_cols_encode(j->raw, j->seg, j->nseg, j->cols, 0);
 		src = j->cols;
 		pack_cols_columns(j->cols, nstream, cuts);
 	}
@@ -140,6 +142,30 @@ static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 		return;
 	j->out_len = r;
 	j->check = (uint32_t)pack_hash(j->raw, j->raw_len);
+	if (j->codec & PACK_CODEC_EVENTS && j->raw_len <= PACK3_RC_RAW)
+		try_rc(j, cctx, level, j->nseg > 1);
+}
+
+/* A small block of events again, its clock column range-coded; kept if
+ * smaller (zstd finds repeated step patterns the range coder does not). */
+static void try_rc(struct job *j, ZSTD_CCtx *cctx, int level, int shared)
+{
+	size_t n = pack_cols_encode(j->raw, j->seg, j->nseg, j->cols, 1);
+	const char *why;
+	if (!n || pack_grow(&j->alt, &j->alt_cap, ZSTD_compressBound(n)) < 0)
+		return; /* out of memory here only costs the try */
+	size_t r = zstd_frame(cctx, j->alt, j->alt_cap, j->cols, n, level, shared, j->codec & PACK2_CODEC_DICT, NULL,
+			      &why);
+	if (why || r >= j->out_len)
+		return;
+	uint8_t *t = j->out;
+	size_t tc = j->out_cap;
+	j->out = j->alt;
+	j->out_cap = j->alt_cap;
+	j->alt = t;
+	j->alt_cap = tc;
+	j->out_len = r;
+	j->codec |= PACK3_CODEC_RC;
 }
 
 static void *worker_run(void *arg)
@@ -616,6 +642,7 @@ static void writer_free(struct writer *w)
 		free(w->jobs[i].raw);
 		free(w->jobs[i].cols);
 		free(w->jobs[i].out);
+		free(w->jobs[i].alt);
 		free(w->jobs[i].seg);
 	}
 	for (size_t t = 0; w->workers && t < w->nthreads; t++)
