@@ -36,9 +36,15 @@
 #define PACK2_STREAM_HEAD 8 /* the stream header, kept verbatim */
 #define PACK3_RC_RAW (512u << 10) /* blocks up to this size also try the range-coded clock */
 
-/* The zstd dictionary of every version 2 frame (lib/pack/dict.c). */
+/* The zstd dictionary of version 2 and 3 frames (lib/pack/dict.c):
+ * version 2 uses its first PACK2_DICT_SIZE bytes, version 3 all of them. */
 extern const char pack_dict[];
 extern const size_t pack_dict_size;
+#define PACK2_DICT_SIZE 2331u
+static inline size_t pack_dict_len(unsigned version)
+{
+	return version == 2 ? PACK2_DICT_SIZE : pack_dict_size;
+}
 
 enum pack_codec {
 	PACK_CODEC_ZSTD = 0, /* the bytes, zstd-compressed */

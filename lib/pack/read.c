@@ -392,7 +392,7 @@ static int open1(struct pack *p, uint8_t **b, size_t *len)
 static size_t unzstd2(struct pack *p, void *dst, size_t cap, const void *src, size_t n, int dict)
 {
 	if (dict)
-		ZSTD_DCtx_refPrefix(p->scratch->dctx, pack_dict, pack_dict_size);
+		ZSTD_DCtx_refPrefix(p->scratch->dctx, pack_dict, pack_dict_len(p->version));
 	return ZSTD_decompressDCtx(p->scratch->dctx, dst, cap, src, n);
 }
 

@@ -223,7 +223,7 @@ static int craft(const char *out, const struct fm *m, size_t n, uint64_t stored_
 			p = put_bytes(p, m[i].data, strlen(m[i].data));
 	size_t rn = (size_t)(p - raw);
 	uint8_t zi[8192], hdr[PACK_HEADER_SIZE] = "OVNIPACK", trailer[PACK2_TRAILER_SIZE];
-	ZSTD_CCtx_refPrefix(cc, pack_dict, pack_dict_size);
+	ZSTD_CCtx_refPrefix(cc, pack_dict, PACK2_DICT_SIZE);
 	size_t zn = ZSTD_compress2(cc, zi, sizeof(zi), raw, rn);
 	ZSTD_freeCCtx(cc);
 	pack_put32(hdr + 8, 2);
