@@ -34,6 +34,7 @@
 #define PACK2_SMALL_LEVEL 19
 #define PACK2_SHARED_LEVEL 6 /* the least level of blocks holding several files */
 #define PACK2_STREAM_HEAD 8 /* the stream header, kept verbatim */
+#define PACK3_TRAILER_SIZE 24 /* u32 index frame size, u32 its content size, u32 index size, u32 check, magic */
 #define PACK3_RC_RAW (512u << 10) /* blocks up to this size also try the range-coded clock */
 
 /* The zstd dictionary of version 2 and 3 frames (lib/pack/dict.c):

@@ -237,11 +237,14 @@ struct writer {
 	struct pipeline pl;
 	struct wblock *blocks;
 	size_t nblocks, blocks_cap;
+	uint8_t *tail; /* the last block's bytes before zstd, when they go in the index's frame */
+	size_t tail_len;
 	uint64_t done, total;
 };
 
-/* Waits for the oldest job in the ring and writes it. */
-static int write_oldest(struct writer *w)
+/* Waits for the oldest job in the ring to be compressed: it, or NULL
+ * after an error. */
+static struct job *wait_oldest(struct writer *w)
 {
 	struct pipeline *pl = &w->pl;
 	struct job *j = &pl->jobs[pl->written % pl->njobs];
@@ -255,8 +258,14 @@ static int write_oldest(struct writer *w)
 	if (j->err) {
 		msg_err("%s: offset %llu: cannot compress: %s", w->out.name,
 			(unsigned long long)(w->out.written + w->out.len), j->err);
-		return -1;
+		return NULL;
 	}
+	return j;
+}
+
+/* Adds block j to the index's list; its frame is stored bytes long. */
+static int list_block(struct writer *w, const struct job *j, size_t stored, uint8_t codec)
+{
 	if (w->nblocks == w->blocks_cap) {
 		size_t cap = w->blocks_cap ? 2 * w->blocks_cap : 16;
 		struct wblock *b = realloc(w->blocks, cap * sizeof(*b));
@@ -267,7 +276,16 @@ static int write_oldest(struct writer *w)
 		w->blocks = b;
 		w->blocks_cap = cap;
 	}
-	w->blocks[w->nblocks++] = (struct wblock){ j->out_len, j->raw_len, j->check, j->codec };
+	w->blocks[w->nblocks++] = (struct wblock){ stored, j->raw_len, j->check, codec };
+	return 0;
+}
+
+/* Waits for the oldest job in the ring and writes it. */
+static int write_oldest(struct writer *w)
+{
+	struct job *j = wait_oldest(w);
+	if (!j || list_block(w, j, j->out_len, j->codec) < 0)
+		return -1;
 	out_mem(&w->out, j->out, j->out_len);
 	w->done += j->raw_len;
 	if (w->o->progress)
@@ -478,6 +496,37 @@ static int order_entries(struct writer *w)
 	return 0;
 }
 
+/* The last block: if its bytes before zstd are few, they go into the
+ * index's frame (one frame less, and the names and the stream.json texts
+ * compress together); else it is written as any other. */
+static int keep_tail(struct writer *w)
+{
+	struct job *j = wait_oldest(w);
+	if (!j)
+		return -1;
+	size_t n = j->raw_len;
+	if (j->codec & PACK_CODEC_EVENTS) {
+		if (!(w->tail = malloc(pack_cols_bound(j->raw_len, j->nseg))))
+			n = SIZE_MAX;
+		else
+			n = pack_cols_encode(j->raw, j->seg, j->nseg, w->tail, j->codec & PACK3_CODEC_RC);
+	} else if (n <= PACK2_SMALL_INPUT && (w->tail = malloc(n ? n : 1))) {
+		memcpy(w->tail, j->raw, n);
+	}
+	if (w->tail && n && n <= PACK2_SMALL_INPUT) {
+		w->tail_len = n;
+		w->done += j->raw_len;
+		return list_block(w, j, 0, j->codec & ~PACK2_CODEC_DICT);
+	}
+	free(w->tail);
+	w->tail = NULL;
+	if (list_block(w, j, j->out_len, j->codec) < 0)
+		return -1;
+	out_mem(&w->out, j->out, j->out_len);
+	w->done += j->raw_len;
+	return w->out.err ? -1 : 0;
+}
+
 static int pack_files(struct writer *w, const char *dir)
 {
 	struct feed f = { .fd = -1 };
@@ -508,9 +557,11 @@ static int pack_files(struct writer *w, const char *dir)
 	}
 	if (rc == 0)
 		submit(w);
-	while (w->pl.written < w->pl.filled)
+	while (w->pl.written + (rc == 0) < w->pl.filled)
 		if (write_oldest(w) < 0)
 			rc = -1;
+	if (rc == 0 && w->pl.written < w->pl.filled && keep_tail(w) < 0)
+		rc = -1;
 	stop_workers(w);
 	free(f.buf);
 	return rc;
@@ -591,29 +642,38 @@ static uint8_t *index_bytes(struct writer *w, size_t *len)
 	return b;
 }
 
+/* The index's frame holds the index, then the kept last block's bytes. */
 static int write_index(struct writer *w)
 {
-	size_t len = 0;
-	uint8_t *b = index_bytes(w, &len), *z = NULL;
-	size_t zcap = ZSTD_compressBound(len);
+	size_t len = 0, all;
+	uint8_t *b = index_bytes(w, &len), *z = NULL, *g;
+	if (b && w->tail_len && (g = realloc(b, len + w->tail_len))) {
+		b = g;
+		memcpy(b + len, w->tail, w->tail_len);
+	} else if (w->tail_len) {
+		free(b);
+		b = NULL;
+	}
+	all = len + w->tail_len;
+	size_t zcap = ZSTD_compressBound(all);
 	if (!b || !(z = malloc(zcap))) {
 		msg_err("out of memory");
 		free(b);
 		return -1;
 	}
 	const char *why;
-	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level, 1, 1, NULL, &why);
-	if (why || len > UINT32_MAX || zlen > UINT32_MAX) {
+	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, all, w->o->level, 1, 1, NULL, &why);
+	if (why || all > UINT32_MAX || zlen > UINT32_MAX) {
 		msg_err("%s: cannot compress the index: %s", w->out.name, why ? why : "too big");
 		free(b);
 		free(z);
 		return -1;
 	}
-	uint8_t trailer[PACK2_TRAILER_SIZE];
+	uint8_t trailer[PACK3_TRAILER_SIZE];
 	pack_put32(trailer, (uint32_t)zlen);
-	pack_put32(trailer + 4, (uint32_t)len);
-	pack_put32(trailer + 8, (uint32_t)pack_hash(z, zlen));
-	pack_put32(trailer + 12, (uint32_t)pack_hash(b, len));
+	pack_put32(trailer + 4, (uint32_t)all);
+	pack_put32(trailer + 8, (uint32_t)len);
+	pack_put32(trailer + 12, (uint32_t)pack_hash(b, all));
 	memcpy(trailer + 16, PACK_END_MAGIC, 8);
 	out_mem(&w->out, z, zlen);
 	out_mem(&w->out, trailer, sizeof(trailer));
@@ -650,6 +710,7 @@ static void writer_free(struct writer *w)
 	free(w->jobs);
 	free(w->workers);
 	free(w->blocks);
+	free(w->tail);
 	free(w->order);
 	free(w->parent);
 }

@@ -88,6 +88,16 @@ bad_member=$(sed -n 's/.*member \([^,]*\), block.*/\1/p' "$TMP/.err" | head -1)
 	not_ok "the damaged member is not left half written ($bad_member)"
 flip "$A" "$TMP/flipidx.ovnipack" $((size - 40))
 check_fails "a flipped byte in the index" 'offset [0-9]+: index checksum mismatch' "$OVNI" pack --verify "$TMP/flipidx.ovnipack"
+# A small trace's only block rides in the index's frame (version 3).
+"$GEN" -n 40 -t 2 "$TMP/tiny" >/dev/null
+roundtrip "a trace of one small block" "$TMP/tiny"
+"$OVNI" pack -o "$TMP/tiny.ovnipack" "$TMP/tiny"
+tsize=$(wc -c <"$TMP/tiny.ovnipack"); zlen=$(od -An -tu4 -j $((tsize - 24)) -N4 "$TMP/tiny.ovnipack" | tr -d ' ')
+[ $((16 + zlen + 24)) -eq "$tsize" ] && ok "a small trace's only block rides in the index's frame" ||
+	not_ok "a small trace's only block rides in the index's frame ($tsize bytes, index frame $zlen)"
+flip "$TMP/tiny.ovnipack" "$TMP/tinyflip.ovnipack" $((16 + zlen / 2))
+check_fails "a flipped byte in a small trace's only frame" 'tinyflip.ovnipack: offset 16: index checksum mismatch' \
+	"$OVNI" pack --verify "$TMP/tinyflip.ovnipack"
 flip "$A" "$TMP/flipend.ovnipack" $((size - 20))
 check_fails "a flipped byte in the trailer" 'offset [0-9]+: ' "$OVNI" pack --list "$TMP/flipend.ovnipack"
 head -c $((size - 1000)) "$A" >"$TMP/trunc.ovnipack"
