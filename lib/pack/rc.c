@@ -12,7 +12,8 @@
 
 #define PROB_BITS 12
 #define PROB_ONE (1u << PROB_BITS)
-#define PROB_MOVE 4 /* adaptation speed: a 16th of the way per bit */
+#define PROB_MOVE 4 /* adaptation speed: a 16th of the way per bit, once a model has seen 3 bits */
+#define PROB_MASK (PROB_ONE - 1) /* a model: the probability, and above it how many bits it saw (0 to 3) */
 #define TOP_RANGE (1u << 24)
 #define CTX_BITS 5 /* 32 MCV contexts; a collision only shares statistics */
 #define LEN_SYMS 256 /* (bit length << 1 | sign) <= 129, as an 8-bit tree */
@@ -69,17 +70,26 @@ void pack_rc_enc_init(struct pack_rc_enc *e, uint8_t *dst, size_t cap)
 	*e = (struct pack_rc_enc){ .range = 0xffffffffu, .pending = 1, .first = 1, .p = dst, .start = dst, .end = dst + cap };
 }
 
-static inline void enc_bit(struct pack_rc_enc *e, uint16_t *prob, unsigned bit)
+/* The model after a bit: a young model moves a half, a quarter, an
+ * eighth of the way, then PROB_MOVE; p never reaches 0 or PROB_ONE. */
+static inline void adapt(uint16_t *model, unsigned bit)
 {
-	uint32_t bound = (e->range >> PROB_BITS) * *prob;
+	unsigned p = *model & PROB_MASK, seen = *model >> PROB_BITS;
+	unsigned move = seen < 3 ? seen + 1 : PROB_MOVE;
+	p = bit ? p - (p >> move) : p + ((PROB_ONE - p) >> move);
+	*model = (uint16_t)(p | (seen < 3 ? seen + 1 : 3) << PROB_BITS);
+}
+
+static inline void enc_bit(struct pack_rc_enc *e, uint16_t *model, unsigned bit)
+{
+	uint32_t bound = (e->range >> PROB_BITS) * (*model & PROB_MASK);
 	if (!bit) {
 		e->range = bound;
-		*prob += (PROB_ONE - *prob) >> PROB_MOVE;
 	} else {
 		e->low += bound;
 		e->range -= bound;
-		*prob -= *prob >> PROB_MOVE;
 	}
+	adapt(model, bit);
 	while (e->range < TOP_RANGE) {
 		e->range <<= 8;
 		shift_low(e);
@@ -148,20 +158,17 @@ void pack_rc_dec_init(struct pack_rc_dec *d, const uint8_t *src, size_t n)
 		d->code = d->code << 8 | get_byte(d);
 }
 
-static inline unsigned dec_bit(struct pack_rc_dec *d, uint16_t *prob)
+static inline unsigned dec_bit(struct pack_rc_dec *d, uint16_t *model)
 {
-	uint32_t bound = (d->range >> PROB_BITS) * *prob;
-	unsigned bit;
-	if (d->code < bound) {
+	uint32_t bound = (d->range >> PROB_BITS) * (*model & PROB_MASK);
+	unsigned bit = d->code >= bound;
+	if (!bit) {
 		d->range = bound;
-		*prob += (PROB_ONE - *prob) >> PROB_MOVE;
-		bit = 0;
 	} else {
 		d->code -= bound;
 		d->range -= bound;
-		*prob -= *prob >> PROB_MOVE;
-		bit = 1;
 	}
+	adapt(model, bit);
 	while (d->range < TOP_RANGE) {
 		d->range <<= 8;
 		d->code = d->code << 8 | get_byte(d);
