@@ -239,6 +239,7 @@ struct writer {
 	size_t nblocks, blocks_cap;
 	uint8_t *tail; /* the last block's bytes before zstd, when they go in the index's frame */
 	size_t tail_len;
+	struct job *tail_job; /* and its job, should it go alone after all */
 	uint64_t done, total;
 };
 
@@ -515,6 +516,7 @@ static int keep_tail(struct writer *w)
 	}
 	if (w->tail && n && n <= PACK2_SMALL_INPUT) {
 		w->tail_len = n;
+		w->tail_job = j;
 		w->done += j->raw_len;
 		return list_block(w, j, 0, j->codec & ~PACK2_CODEC_DICT);
 	}
@@ -642,11 +644,29 @@ static uint8_t *index_bytes(struct writer *w, size_t *len)
 	return b;
 }
 
-/* The index's frame holds the index, then the kept last block's bytes. */
+/* The kept last block written alone after all, as any other. */
+static void tail_alone(struct writer *w)
+{
+	struct job *j = w->tail_job;
+	w->blocks[w->nblocks - 1].stored = j->out_len;
+	w->blocks[w->nblocks - 1].codec = j->codec;
+	out_mem(&w->out, j->out, j->out_len);
+	free(w->tail);
+	w->tail = NULL;
+	w->tail_len = 0;
+}
+
+/* The index's frame holds the index, then the kept last block's bytes,
+ * unless together they are too big for the small inputs' level. */
 static int write_index(struct writer *w)
 {
 	size_t len = 0, all;
 	uint8_t *b = index_bytes(w, &len), *z = NULL, *g;
+	if (b && w->tail_len && len + w->tail_len > PACK2_SMALL_INPUT) {
+		free(b);
+		tail_alone(w);
+		b = index_bytes(w, &len);
+	}
 	if (b && w->tail_len && (g = realloc(b, len + w->tail_len))) {
 		b = g;
 		memcpy(b + len, w->tail, w->tail_len);

@@ -98,6 +98,14 @@ tsize=$(wc -c <"$TMP/tiny.ovnipack"); zlen=$(od -An -tu4 -j $((tsize - 24)) -N4 
 flip "$TMP/tiny.ovnipack" "$TMP/tinyflip.ovnipack" $((16 + zlen / 2))
 check_fails "a flipped byte in a small trace's only frame" 'tinyflip.ovnipack: offset 16: index checksum mismatch' \
 	"$OVNI" pack --verify "$TMP/tinyflip.ovnipack"
+# ...but not when the index is big: the frame would lose the small inputs' level.
+"$GEN" -n 20 -l 2 -p 50 -t 10 -k pause "$TMP/wide" >/dev/null
+head -c $((1048576 + 102400)) /dev/urandom >"$TMP/wide/big.bin"
+roundtrip "1000 streams and a last block of 100 KiB" "$TMP/wide"
+"$OVNI" pack -o "$TMP/wide.ovnipack" "$TMP/wide"
+set -- $(tail -c 24 "$TMP/wide.ovnipack" | od -An -tu4 | head -1)
+[ "$2" = "$3" ] && ok "the last block goes alone when the index is big" ||
+	not_ok "the last block goes alone when the index is big (frame content $2, index $3)"
 flip "$A" "$TMP/flipend.ovnipack" $((size - 20))
 check_fails "a flipped byte in the trailer" 'offset [0-9]+: ' "$OVNI" pack --list "$TMP/flipend.ovnipack"
 head -c $((size - 1000)) "$A" >"$TMP/trunc.ovnipack"
