@@ -23,7 +23,7 @@ static const char usage[] =
 	"file, TRACEDIR.ovnipack by default. Event streams are split into columns\n"
 	"(flags and MCV, clock steps, payloads) before zstd; small files share\n"
 	"blocks; every block carries a checksum. `ovni dump`, `ovni top` and\n"
-	"`ovni emu -o DIR` read the archive (versions 1 and 2 of the format)\n"
+	"`ovni emu -o DIR` read the archive (versions 1 to 3 of the format)\n"
 	"directly; `ovni unpack` restores the directory. The format is described\n"
 	"in ovni-pack(1).\n"
 	"\n"

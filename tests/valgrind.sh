@@ -72,7 +72,7 @@ vg "emu on the unpacked trace" 0 $OVNI emu -l -o "$TMP/emu" "$TMP/up"
 vg "emu on the pack" any $OVNI emu -l -o "$TMP/emu2" "$TMP/p.ovnipack"
 head -c $(($(wc -c <"$TMP/p.ovnipack") / 2)) "$TMP/p.ovnipack" >"$TMP/cut.ovnipack"
 vg "unpack of a cut archive fails cleanly" 1 $OVNI unpack -C "$TMP/cut" "$TMP/cut.ovnipack"
-v1=$(dirname "$0")/e2e/pack-v1/v1.ovnipack
+v1=$(dirname "$0")/e2e/pack-old/v1.ovnipack
 vg "pack --verify of a version 1 archive" 0 $OVNI pack --verify "$v1"
 vg "emu on a version 1 archive" 0 $OVNI emu -l -o "$TMP/emu3" "$v1"
 

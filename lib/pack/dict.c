@@ -1,8 +1,9 @@
-/* The zstd dictionary of version 2 archives: text that every frame may
- * refer to, so that the first stream.json of a small trace costs a few
+/* The zstd dictionary of version 2 and 3 archives: text that every frame
+ * may refer to, so that the first stream.json of a small trace costs a few
  * bytes rather than a few hundred. Part of the format: never change it
- * (docs/ovni-pack.1 gives its size and checksum). It holds a stream.json
- * as libovni 1.14 writes it, one as `ovni record` writes it, and paths. */
+ * (docs/ovni-pack.1 gives its sizes and checksums). Version 2 uses its
+ * first PACK2_DICT_SIZE bytes: a stream.json as libovni 1.14 writes it, one
+ * as `ovni record` writes it, and paths; version 3 all of it. */
 #include "pack/pack.h"
 
 const char pack_dict[] =
@@ -98,6 +99,38 @@ const char pack_dict[] =
 	"    }\n"
 	"}\n"
 	"loom.node0/proc.1000/thread.1000/stream.json\n"
-	"loom.vm.1000/proc.1000/thread.1000/stream.obs\n";
+	"loom.vm.1000/proc.1000/thread.1000/stream.obs\n"
+	/* Version 3 adds what `ovni record` writes besides: the stream.json
+	 * of a thread the program started, the record section and .ovni-record. */
+	"{\n"
+	"    \"version\": 3,\n"
+	"    \"ovni\": {\n"
+	"        \"lib\": {\n"
+	"            \"version\": \"1.14.0\",\n"
+	"            \"commit\": \"ovni-record-0.1.0\"\n"
+	"        },\n"
+	"        \"part\": \"thread\",\n"
+	"        \"tid\": 1001,\n"
+	"        \"pid\": 1000,\n"
+	"        \"loom\": \"vm.999\",\n"
+	"        \"app_id\": 1,\n"
+	"        \"require\": {\n"
+	"            \"ovni\": \"1.1.0\",\n"
+	"            \"kernel\": \"1.0.0\"\n"
+	"        },\n"
+	"        \"finished\": 1\n"
+	"    }\n"
+	"}\n"
+	"    },\n"
+	"    \"record\": {\n"
+	"        \"exe\": \"\\/usr\\/bin\\/program\",\n"
+	"        \"argv\": [\n"
+	"            \".\\/program\",\n"
+	"            \"1\"\n"
+	"        ]\n"
+	"    }\n"
+	"}\n"
+	"run vm 999 1795615085.192932211\n"
+	".ovni-recordstream.jsonstream.obs\n";
 
 const size_t pack_dict_size = sizeof(pack_dict) - 1;

@@ -14,7 +14,7 @@
 
 #define PACK_MAGIC "OVNIPACK"
 #define PACK_END_MAGIC "OVNIPEND"
-#define PACK_VERSION 2u /* written; version 1 is still read */
+#define PACK_VERSION 3u /* written; versions 1 and 2 are still read */
 #define PACK_HEADER_SIZE 16 /* magic, u32 version, u32 zero */
 #define PACK_BLOCK_TARGET (1u << 20) /* member bytes per block: bounds reader memory */
 #define PACK_BLOCK_RAW_MAX (4u << 20) /* a block holds one whole jumbo event at most this big */
@@ -34,15 +34,24 @@
 #define PACK2_SMALL_LEVEL 19
 #define PACK2_SHARED_LEVEL 6 /* the least level of blocks holding several files */
 #define PACK2_STREAM_HEAD 8 /* the stream header, kept verbatim */
+#define PACK3_TRAILER_SIZE 24 /* u32 index frame size, u32 its content size, u32 index size, u32 check, magic */
+#define PACK3_RC_RAW (512u << 10) /* blocks up to this size also try the range-coded clock */
 
-/* The zstd dictionary of every version 2 frame (lib/pack/dict.c). */
+/* The zstd dictionary of version 2 and 3 frames (lib/pack/dict.c):
+ * version 2 uses its first PACK2_DICT_SIZE bytes, version 3 all of them. */
 extern const char pack_dict[];
 extern const size_t pack_dict_size;
+#define PACK2_DICT_SIZE 2331u
+static inline size_t pack_dict_len(unsigned version)
+{
+	return version == 2 ? PACK2_DICT_SIZE : pack_dict_size;
+}
 
 enum pack_codec {
 	PACK_CODEC_ZSTD = 0, /* the bytes, zstd-compressed */
 	PACK_CODEC_EVENTS = 1, /* stream.obs events split into columns, then zstd */
 	PACK2_CODEC_DICT = 2, /* version 2, a flag: the frame refers to the dictionary */
+	PACK3_CODEC_RC = 4, /* version 3, with PACK_CODEC_EVENTS: the clock column is range-coded */
 };
 
 enum pack_type { PACK_FILE = 0, PACK_DIR = 1, PACK_LINK = 2 };
@@ -99,17 +108,46 @@ struct pack_seg {
 
 /* Column transform of stream events (lib/pack/cols.c). pack_cols_encode
  * writes the n = sum of seg[].len bytes at src into dst (pack_cols_bound
- * bytes) and returns the encoded size; nothing is lost whatever the bytes. */
+ * bytes) and returns the encoded size; nothing is lost whatever the bytes.
+ * rc: the clock column range-coded (version 3, PACK3_CODEC_RC), last; then
+ * 0 if it did not fit or memory ran out. */
 size_t pack_cols_bound(size_t n, size_t nseg);
-size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t nseg, uint8_t *dst);
+size_t pack_cols_encode(const uint8_t *src, const struct pack_seg *seg, size_t nseg, uint8_t *dst, int rc);
 /* Where the columns of an encoding with nstream stream segments start: the
  * flags and MCV, the clock, the payloads, the verbatim bytes. */
 void pack_cols_columns(const uint8_t *enc, size_t nstream, size_t at[4]);
 /* Rebuilds exactly raw_size bytes into dst; returns 0, or -1 (with a reason
- * in *why) when src is not a valid encoding. v1: the version 1 layout (one
- * segment, no event counts, clock steps unsigned). */
-int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, int v1, uint8_t *dst,
-		     size_t raw_size, const char **why);
+ * in *why) when src is not a valid encoding of that format version: 1 (one
+ * segment, no event counts, clock steps unsigned), 2 (one clock) or 3 (the
+ * current: kernel events step from their own clock). */
+int pack_cols_decode(const uint8_t *src, size_t n, const struct pack_seg *seg, size_t nseg, unsigned version, int rc,
+		     uint8_t *dst, size_t raw_size, const char **why);
+/* The range coder of version 3 clock columns (lib/pack/rc.c). Models are
+ * one allocation (free with free()), fresh for each block. The encoder
+ * writes at most cap bytes; pack_rc_enc_end returns the size, or 0 if they
+ * did not fit. pack_rc_get_step returns -1 on an impossible symbol;
+ * pack_rc_dec_ok is 0 if decoding read past the end. */
+struct pack_rc_models;
+struct pack_rc_enc {
+	uint64_t low, pending;
+	uint32_t range;
+	uint8_t cache;
+	int first, over;
+	uint8_t *p, *start, *end;
+};
+struct pack_rc_dec {
+	uint32_t range, code;
+	size_t over;
+	const uint8_t *p, *end;
+};
+struct pack_rc_models *pack_rc_models_new(void);
+void pack_rc_enc_init(struct pack_rc_enc *e, uint8_t *dst, size_t cap);
+void pack_rc_put_step(struct pack_rc_enc *e, struct pack_rc_models *m, const uint8_t hdr[4], uint64_t step);
+size_t pack_rc_enc_end(struct pack_rc_enc *e);
+void pack_rc_dec_init(struct pack_rc_dec *d, const uint8_t *src, size_t n);
+int pack_rc_get_step(struct pack_rc_dec *d, struct pack_rc_models *m, const uint8_t hdr[4], uint64_t *step);
+int pack_rc_dec_ok(const struct pack_rc_dec *d);
+
 /* Where to cut a stream.obs block: the end of the last whole event in
  * buf[0, n) at most max bytes in, or n if the bytes stop looking like events. */
 size_t pack_cols_cut(const uint8_t *buf, size_t n, size_t max);

@@ -1,4 +1,4 @@
-/* Reading pack archives (versions 1 and 2): the trailer and index, then
+/* Reading pack archives (versions 1 to 3): the trailer and index, then
  * members block by block, every checksum checked before its bytes are used. */
 #include <errno.h>
 #include <stdarg.h>
@@ -24,6 +24,8 @@ struct pack_scratch {
 	ZSTD_DCtx *dctx;
 	uint8_t *stored, *cols, *cache;
 	size_t stored_cap, cols_cap, cache_cap;
+	uint8_t *tail; /* version 3: the last block's bytes before zstd, when the index's frame holds them */
+	size_t tail_len;
 	struct pack_seg *seg;
 	size_t seg_cap;
 	size_t cached; /* block number + 1 of the bytes in cache, 0 if none */
@@ -181,14 +183,17 @@ static int parse_blocks2(struct pack *p, struct cursor *c)
 		return index_err(p, "out of memory");
 	for (size_t k = 0; k < p->nblocks; k++) {
 		const uint8_t *b = take(c, 1);
-		if (!b || *b > (PACK_CODEC_EVENTS | PACK2_CODEC_DICT))
+		unsigned known = PACK_CODEC_EVENTS | PACK2_CODEC_DICT | (p->version >= 3 ? PACK3_CODEC_RC : 0);
+		if (!b || (*b & ~known) || ((*b & PACK3_CODEC_RC) && !(*b & PACK_CODEC_EVENTS)))
 			return index_err(p, "block %zu: unknown codec", k);
 		p->blocks[k].codec = *b;
 	}
 	uint64_t off = PACK_HEADER_SIZE, pos = 0;
 	for (size_t k = 0; k < p->nblocks; k++) {
 		uint64_t n = num(c);
-		if (c->bad || n == 0 || n > ZSTD_compressBound(pack_cols_bound(PACK_BLOCK_RAW_MAX, PACK_BLOCK_RAW_MAX)) ||
+		int in_index = n == 0 && p->version >= 3 && k == p->nblocks - 1; /* the index's frame holds it */
+		if (c->bad || (n == 0 && !in_index) ||
+		    n > ZSTD_compressBound(pack_cols_bound(PACK_BLOCK_RAW_MAX, PACK_BLOCK_RAW_MAX)) ||
 		    n > p->index_offset - off)
 			return index_err(p, "block %zu: a size that does not fit the archive", k);
 		p->blocks[k].off = off;
@@ -391,8 +396,56 @@ static int open1(struct pack *p, uint8_t **b, size_t *len)
 static size_t unzstd2(struct pack *p, void *dst, size_t cap, const void *src, size_t n, int dict)
 {
 	if (dict)
-		ZSTD_DCtx_refPrefix(p->scratch->dctx, pack_dict, pack_dict_size);
+		ZSTD_DCtx_refPrefix(p->scratch->dctx, pack_dict, pack_dict_len(p->version));
 	return ZSTD_decompressDCtx(p->scratch->dctx, dst, cap, src, n);
+}
+
+/* Version 3: the index's frame holds the index, then maybe the bytes of
+ * the last block (kept in the scratch). */
+static int open3(struct pack *p, uint8_t **b, size_t *len)
+{
+	uint8_t t[PACK3_TRAILER_SIZE];
+	uint64_t toff;
+	if (read_trailer(p, t, sizeof(t), 16, &toff) < 0)
+		return -1;
+	uint32_t zlen = pack_get32(t), all = pack_get32(t + 4), ilen = pack_get32(t + 8);
+	if (zlen == 0 || zlen > toff - PACK_HEADER_SIZE || ilen == 0 || all < ilen || all - ilen > PACK2_SMALL_INPUT ||
+	    all > (1u << 30)) {
+		msg_err("%s: offset %llu: trailer points at an index outside the archive", p->path,
+			(unsigned long long)toff);
+		return -1;
+	}
+	p->index_offset = toff - zlen;
+	uint8_t *z = malloc(zlen);
+	if (!z || !(*b = malloc(all))) {
+		free(z);
+		msg_err("%s: out of memory for the index", p->path);
+		return -1;
+	}
+	*len = ilen;
+	if (read_at(p, z, zlen, p->index_offset, "the index") < 0) {
+		free(z);
+		return -1;
+	}
+	size_t got = unzstd2(p, *b, all, z, zlen, 1);
+	free(z);
+	if (got != all || pack_get32(t + 12) != (uint32_t)pack_hash(*b, all)) {
+		msg_err("%s: offset %llu: index checksum mismatch", p->path, (unsigned long long)p->index_offset);
+		return -1;
+	}
+	if (parse_index2(p, *b, ilen) < 0)
+		return -1;
+	int in_index = p->nblocks && p->blocks[p->nblocks - 1].stored == 0;
+	if (in_index != (all > ilen))
+		return index_err(p, "the last block is %s the index's frame, which says otherwise",
+				 in_index ? "in" : "not in");
+	struct pack_scratch *s = p->scratch;
+	s->tail_len = all - ilen;
+	if (s->tail_len && !(s->tail = malloc(s->tail_len)))
+		return index_err(p, "out of memory");
+	if (s->tail_len)
+		memcpy(s->tail, *b + ilen, s->tail_len);
+	return 0;
 }
 
 /* Version 2: a zstd index before a 24-byte trailer. */
@@ -465,8 +518,9 @@ int pack_open(struct pack *p, const char *path)
 		return -1;
 	}
 	p->version = pack_get32(h + 8);
-	if (p->version != 1 && p->version != 2) {
-		msg_err("%s: offset 8: pack format version %u, this ovni reads versions 1 and 2", path, p->version);
+	if (p->version < 1 || p->version > PACK_VERSION) {
+		msg_err("%s: offset 8: pack format version %u, this ovni reads versions 1 to %u", path, p->version,
+			PACK_VERSION);
 		return -1;
 	}
 	if (pack_get32(h + 12) != 0) {
@@ -477,7 +531,7 @@ int pack_open(struct pack *p, const char *path)
 	ZSTD_DCtx_setParameter(p->scratch->dctx, ZSTD_d_format, p->version == 1 ? ZSTD_f_zstd1 : ZSTD_f_zstd1_magicless);
 	uint8_t *b = NULL;
 	size_t len;
-	int rc = p->version == 1 ? open1(p, &b, &len) : open2(p, &b, &len);
+	int rc = p->version == 1 ? open1(p, &b, &len) : p->version == 2 ? open2(p, &b, &len) : open3(p, &b, &len);
 	free(b);
 	if (rc == 0 && !(p->by_path = malloc((p->n ? p->n : 1) * sizeof(*p->by_path)))) {
 		msg_err("%s: out of memory", path);
@@ -510,6 +564,7 @@ void pack_close(struct pack *p)
 		free(p->scratch->stored);
 		free(p->scratch->cols);
 		free(p->scratch->cache);
+		free(p->scratch->tail);
 		free(p->scratch->seg);
 		free(p->scratch);
 	}
@@ -586,7 +641,7 @@ static int block_next1(struct block_reader *br)
 	if (h[8] == PACK_CODEC_EVENTS) {
 		const char *why;
 		struct pack_seg seg = { raw, 0, 1 };
-		if (pack_cols_decode(s->cols, got, &seg, 1, 1, br->raw, raw, &why) < 0)
+		if (pack_cols_decode(s->cols, got, &seg, 1, 1, 0, br->raw, raw, &why) < 0)
 			return block_err(br, at, k, "%s", why);
 	} else if (got != raw) {
 		return block_err(br, at, k, "decompressed to %zu bytes, expected %u", got, raw);
@@ -653,15 +708,19 @@ static int block_load2(struct block_reader *br, size_t k)
 	if (pack_grow(&s->stored, &s->stored_cap, b->stored) < 0 || pack_grow(&s->cache, &s->cache_cap, b->raw) < 0 ||
 	    (events && pack_grow(&s->cols, &s->cols_cap, cap) < 0))
 		return block_err(br, b->off, (uint32_t)k, "out of memory");
-	if (read_at(p, s->stored, b->stored, b->off, "a block") < 0)
-		return -1;
 	uint8_t *dst = events ? s->cols : s->cache;
-	size_t got = unzstd2(p, dst, cap, s->stored, b->stored, b->codec & PACK2_CODEC_DICT);
+	size_t got = s->tail_len;
+	if (b->stored == 0) /* its bytes came with the index */
+		dst = events ? s->tail : memcpy(s->cache, s->tail, got < b->raw ? got : b->raw);
+	else if (read_at(p, s->stored, b->stored, b->off, "a block") < 0)
+		return -1;
+	else
+		got = unzstd2(p, dst, cap, s->stored, b->stored, b->codec & PACK2_CODEC_DICT);
 	if (ZSTD_isError(got))
 		return block_err(br, b->off, (uint32_t)k, "cannot decompress: %s", ZSTD_getErrorName(got));
 	if (events) {
 		const char *why;
-		if (pack_cols_decode(s->cols, got, s->seg, nseg, 0, s->cache, b->raw, &why) < 0)
+		if (pack_cols_decode(dst, got, s->seg, nseg, p->version, b->codec & PACK3_CODEC_RC, s->cache, b->raw, &why) < 0)
 			return block_err(br, b->off, (uint32_t)k, "%s", why);
 	} else if (got != b->raw) {
 		return block_err(br, b->off, (uint32_t)k, "decompressed to %zu bytes, expected %u", got, b->raw);

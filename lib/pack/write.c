@@ -1,4 +1,4 @@
-/* Writing pack archives (version 2): walk the trace directory, lay the
+/* Writing pack archives (version 3): walk the trace directory, lay the
  * bytes of every file end to end (small files first, so that they share
  * blocks), cut them into blocks (stream.obs at event boundaries), compress
  * the blocks on -T threads and write them in order, then the index (zstd)
@@ -32,8 +32,10 @@ uint64_t pack_hash(const void *p, size_t n)
 /* One block on its way from the files to the archive. */
 struct job {
 	uint8_t codec;
-	uint8_t *raw, *cols, *out; /* grown to the largest block seen */
-	size_t raw_len, out_len, raw_cap, cols_cap, out_cap;
+	uint8_t *raw, *cols, *out, *alt; /* grown to the largest block seen; alt: the other try */
+	size_t raw_len, out_len, raw_cap, cols_cap, out_cap, alt_cap;
+	size_t enc_len; /* bytes before zstd */
+	int final; /* the last block: if small, left for the index's frame (out_len 0) */
 	struct pack_seg *seg; /* the members' stretches in raw */
 	size_t nseg, seg_cap, last; /* last: the entry of the last stretch */
 	uint32_t check;
@@ -77,10 +79,9 @@ static int level_for(size_t n, int level, int shared)
 
 /* Bare frames: the index knows the sizes, and the checksums are ours.
  * Returns the frame size, or 0 with the reason in *why. */
-static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int level, int shared,
-			 int dict, const size_t cuts[4], const char **why)
+static size_t zstd_frame_at(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int l, int dict,
+			    const size_t *cuts, int ncuts, const char **why)
 {
-	int l = level_for(n, level, shared);
 	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
@@ -88,7 +89,7 @@ static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, l);
 	if (dict)
 		ZSTD_CCtx_refPrefix(cctx, pack_dict, pack_dict_size);
-	if (!cuts || l > LEVEL_FAST_MAX) {
+	if (!ncuts) {
 		size_t r = ZSTD_compress2(cctx, dst, cap, src, n);
 		*why = ZSTD_isError(r) ? ZSTD_getErrorName(r) : NULL;
 		return *why ? 0 : r;
@@ -96,11 +97,11 @@ static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src
 	ZSTD_CCtx_setPledgedSrcSize(cctx, n);
 	ZSTD_outBuffer out = { dst, cap, 0 };
 	size_t from = 0;
-	for (int i = 0; i <= 4; i++) {
-		size_t to = i < 4 ? cuts[i] : n, left;
+	for (int i = 0; i <= ncuts; i++) {
+		size_t to = i < ncuts ? cuts[i] : n, left;
 		ZSTD_inBuffer in = { (const uint8_t *)src + from, to - from, 0 };
 		do
-			left = ZSTD_compressStream2(cctx, &out, &in, i < 4 ? ZSTD_e_flush : ZSTD_e_end);
+			left = ZSTD_compressStream2(cctx, &out, &in, i < ncuts ? ZSTD_e_flush : ZSTD_e_end);
 		while (left && !ZSTD_isError(left) && out.pos < out.size);
 		if (ZSTD_isError(left) || left) {
 			*why = ZSTD_isError(left) ? ZSTD_getErrorName(left) : "no room for the frame";
@@ -112,9 +113,46 @@ static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src
 	return out.pos;
 }
 
+/* The same at the level level_for picks. */
+static size_t zstd_frame(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t n, int level, int shared,
+			 int dict, const size_t *cuts, int ncuts, const char **why)
+{
+	return zstd_frame_at(cctx, dst, cap, src, n, level_for(n, level, shared), dict, cuts, ncuts, why);
+}
+
+/* A small block of events: its clock column range-coded instead, if that
+ * is smaller than zstd makes the byte planes (zstd finds repeated step
+ * patterns the range coder does not). Only the clock column is compressed
+ * to tell, and the whole block once after. */
+static void choose_rc(struct job *j, ZSTD_CCtx *cctx, int level, size_t nstream, size_t *n)
+{
+	size_t at[4], bound = pack_cols_bound(j->raw_len, j->nseg), rn;
+	pack_cols_columns(j->cols, nstream, at);
+	const char *why;
+	if (pack_grow(&j->alt, &j->alt_cap, bound) < 0 || pack_grow(&j->out, &j->out_cap, ZSTD_compressBound(bound)) < 0)
+		return; /* out of memory here only costs the try */
+	int l = level_for(*n, level, j->nseg > 1); /* the level the whole block gets */
+	size_t planes = zstd_frame_at(cctx, j->out, j->out_cap, j->cols + at[1], at[2] - at[1], l, 0, NULL, 0, &why);
+	if (why || !(rn = pack_cols_encode(j->raw, j->seg, j->nseg, j->alt, 1)) || pack_get32(j->alt + 4) >= planes)
+		return;
+	uint8_t *t = j->cols;
+	size_t tc = j->cols_cap;
+	j->cols = j->alt;
+	j->cols_cap = j->alt_cap;
+	j->alt = t;
+	j->alt_cap = tc;
+	*n = rn;
+	j->codec |= PACK3_CODEC_RC;
+}
+
+/* The block's bytes before zstd: the columns, or the bytes themselves. */
+static const uint8_t *enc_bytes(const struct job *j)
+{
+	return j->codec & PACK_CODEC_EVENTS ? j->cols : j->raw;
+}
+
 static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 {
-	const uint8_t *src = j->raw;
 	size_t n = j->raw_len, bound = pack_cols_bound(n, j->nseg);
 	if ((j->codec & PACK_CODEC_EVENTS && pack_grow(&j->cols, &j->cols_cap, bound) < 0) ||
 	    pack_grow(&j->out, &j->out_cap, ZSTD_compressBound(bound)) < 0) {
@@ -128,18 +166,26 @@ static void compress_job(struct job *j, ZSTD_CCtx *cctx, int level)
 		texts |= !j->seg[i].stream;
 	}
 	if (j->codec & PACK_CODEC_EVENTS) {
-		n = pack_cols_encode(j->raw, j->seg, j->nseg, j->cols);
-		src = j->cols;
+		n = pack_cols_encode(j->raw, j->seg, j->nseg, j->cols, 0);
+		if (j->raw_len <= PACK3_RC_RAW)
+			choose_rc(j, cctx, level, nstream, &n);
 		pack_cols_columns(j->cols, nstream, cuts);
 	}
 	if (n <= PACK2_SMALL_INPUT || texts)
 		j->codec |= PACK2_CODEC_DICT;
-	size_t r = zstd_frame(cctx, j->out, j->out_cap, src, n, level, j->nseg > 1, j->codec & PACK2_CODEC_DICT,
-			      j->codec & PACK_CODEC_EVENTS ? cuts : NULL, &j->err);
-	if (j->err)
-		return;
-	j->out_len = r;
+	j->enc_len = n;
 	j->check = (uint32_t)pack_hash(j->raw, j->raw_len);
+	j->out_len = 0;
+	if (j->final && n <= PACK2_SMALL_INPUT)
+		return; /* the index's frame will hold it (keep_tail) */
+	int ncuts = j->codec & PACK_CODEC_EVENTS && !(j->codec & PACK3_CODEC_RC) &&
+				    level_for(n, level, j->nseg > 1) <= LEVEL_FAST_MAX ?
+			    4 :
+			    0;
+	size_t r = zstd_frame(cctx, j->out, j->out_cap, enc_bytes(j), n, level, j->nseg > 1,
+			      j->codec & PACK2_CODEC_DICT, cuts, ncuts, &j->err);
+	if (!j->err)
+		j->out_len = r;
 }
 
 static void *worker_run(void *arg)
@@ -211,11 +257,15 @@ struct writer {
 	struct pipeline pl;
 	struct wblock *blocks;
 	size_t nblocks, blocks_cap;
+	const uint8_t *tail; /* the last block's bytes before zstd, when they go in the index's frame */
+	size_t tail_len;
+	struct job *tail_job; /* and its job, should it go alone after all */
 	uint64_t done, total;
 };
 
-/* Waits for the oldest job in the ring and writes it. */
-static int write_oldest(struct writer *w)
+/* Waits for the oldest job in the ring to be compressed: it, or NULL
+ * after an error. */
+static struct job *wait_oldest(struct writer *w)
 {
 	struct pipeline *pl = &w->pl;
 	struct job *j = &pl->jobs[pl->written % pl->njobs];
@@ -229,8 +279,14 @@ static int write_oldest(struct writer *w)
 	if (j->err) {
 		msg_err("%s: offset %llu: cannot compress: %s", w->out.name,
 			(unsigned long long)(w->out.written + w->out.len), j->err);
-		return -1;
+		return NULL;
 	}
+	return j;
+}
+
+/* Adds block j to the index's list; its frame is stored bytes long. */
+static int list_block(struct writer *w, const struct job *j, size_t stored, uint8_t codec)
+{
 	if (w->nblocks == w->blocks_cap) {
 		size_t cap = w->blocks_cap ? 2 * w->blocks_cap : 16;
 		struct wblock *b = realloc(w->blocks, cap * sizeof(*b));
@@ -241,7 +297,16 @@ static int write_oldest(struct writer *w)
 		w->blocks = b;
 		w->blocks_cap = cap;
 	}
-	w->blocks[w->nblocks++] = (struct wblock){ j->out_len, j->raw_len, j->check, j->codec };
+	w->blocks[w->nblocks++] = (struct wblock){ stored, j->raw_len, j->check, codec };
+	return 0;
+}
+
+/* Waits for the oldest job in the ring and writes it. */
+static int write_oldest(struct writer *w)
+{
+	struct job *j = wait_oldest(w);
+	if (!j || list_block(w, j, j->out_len, j->codec) < 0)
+		return -1;
 	out_mem(&w->out, j->out, j->out_len);
 	w->done += j->raw_len;
 	if (w->o->progress)
@@ -281,6 +346,7 @@ static struct job *current(struct writer *w)
 	w->cur->raw_len = 0;
 	w->cur->nseg = 0;
 	w->cur->codec = PACK_CODEC_ZSTD;
+	w->cur->final = 0;
 	return w->cur;
 }
 
@@ -452,6 +518,27 @@ static int order_entries(struct writer *w)
 	return 0;
 }
 
+/* The last block: if its bytes before zstd are few, they go into the
+ * index's frame (one frame less, and the names and the stream.json texts
+ * compress together); else it is written as any other. */
+static int keep_tail(struct writer *w)
+{
+	struct job *j = wait_oldest(w);
+	if (!j)
+		return -1;
+	w->done += j->raw_len;
+	if (j->out_len == 0) {
+		w->tail = enc_bytes(j);
+		w->tail_len = j->enc_len;
+		w->tail_job = j;
+		return list_block(w, j, 0, j->codec & ~PACK2_CODEC_DICT);
+	}
+	if (list_block(w, j, j->out_len, j->codec) < 0)
+		return -1;
+	out_mem(&w->out, j->out, j->out_len);
+	return w->out.err ? -1 : 0;
+}
+
 static int pack_files(struct writer *w, const char *dir)
 {
 	struct feed f = { .fd = -1 };
@@ -480,11 +567,15 @@ static int pack_files(struct writer *w, const char *dir)
 		close(f.fd);
 		free(path);
 	}
+	if (rc == 0 && w->cur)
+		w->cur->final = 1;
 	if (rc == 0)
 		submit(w);
-	while (w->pl.written < w->pl.filled)
+	while (w->pl.written + (rc == 0) < w->pl.filled)
 		if (write_oldest(w) < 0)
 			rc = -1;
+	if (rc == 0 && w->pl.written < w->pl.filled && keep_tail(w) < 0)
+		rc = -1;
 	stop_workers(w);
 	free(f.buf);
 	return rc;
@@ -565,29 +656,65 @@ static uint8_t *index_bytes(struct writer *w, size_t *len)
 	return b;
 }
 
+/* The kept last block written alone after all, as any other. */
+static int tail_alone(struct writer *w)
+{
+	struct job *j = w->tail_job;
+	const char *why;
+	size_t r = zstd_frame(w->workers[0].cctx, j->out, j->out_cap, w->tail, w->tail_len, w->o->level, j->nseg > 1,
+			      j->codec & PACK2_CODEC_DICT, NULL, 0, &why);
+	if (why) {
+		msg_err("%s: offset %llu: cannot compress: %s", w->out.name,
+			(unsigned long long)(w->out.written + w->out.len), why);
+		return -1;
+	}
+	w->blocks[w->nblocks - 1].stored = r;
+	w->blocks[w->nblocks - 1].codec = j->codec;
+	out_mem(&w->out, j->out, r);
+	w->tail = NULL;
+	w->tail_len = 0;
+	return 0;
+}
+
+/* The index's frame holds the index, then the kept last block's bytes,
+ * unless together they are too big for the small inputs' level. */
 static int write_index(struct writer *w)
 {
-	size_t len = 0;
-	uint8_t *b = index_bytes(w, &len), *z = NULL;
-	size_t zcap = ZSTD_compressBound(len);
+	size_t len = 0, all;
+	uint8_t *b = index_bytes(w, &len), *z = NULL, *g;
+	if (b && w->tail_len && len + w->tail_len > PACK2_SMALL_INPUT) {
+		free(b);
+		if (tail_alone(w) < 0)
+			return -1;
+		b = index_bytes(w, &len);
+	}
+	if (b && w->tail_len && (g = realloc(b, len + w->tail_len))) {
+		b = g;
+		memcpy(b + len, w->tail, w->tail_len);
+	} else if (w->tail_len) {
+		free(b);
+		b = NULL;
+	}
+	all = len + w->tail_len;
+	size_t zcap = ZSTD_compressBound(all);
 	if (!b || !(z = malloc(zcap))) {
 		msg_err("out of memory");
 		free(b);
 		return -1;
 	}
 	const char *why;
-	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, len, w->o->level, 1, 1, NULL, &why);
-	if (why || len > UINT32_MAX || zlen > UINT32_MAX) {
+	size_t zlen = zstd_frame(w->workers[0].cctx, z, zcap, b, all, w->o->level, 1, 1, NULL, 0, &why);
+	if (why || all > UINT32_MAX || zlen > UINT32_MAX) {
 		msg_err("%s: cannot compress the index: %s", w->out.name, why ? why : "too big");
 		free(b);
 		free(z);
 		return -1;
 	}
-	uint8_t trailer[PACK2_TRAILER_SIZE];
+	uint8_t trailer[PACK3_TRAILER_SIZE];
 	pack_put32(trailer, (uint32_t)zlen);
-	pack_put32(trailer + 4, (uint32_t)len);
-	pack_put32(trailer + 8, (uint32_t)pack_hash(z, zlen));
-	pack_put32(trailer + 12, (uint32_t)pack_hash(b, len));
+	pack_put32(trailer + 4, (uint32_t)all);
+	pack_put32(trailer + 8, (uint32_t)len);
+	pack_put32(trailer + 12, (uint32_t)pack_hash(b, all));
 	memcpy(trailer + 16, PACK_END_MAGIC, 8);
 	out_mem(&w->out, z, zlen);
 	out_mem(&w->out, trailer, sizeof(trailer));
@@ -616,6 +743,7 @@ static void writer_free(struct writer *w)
 		free(w->jobs[i].raw);
 		free(w->jobs[i].cols);
 		free(w->jobs[i].out);
+		free(w->jobs[i].alt);
 		free(w->jobs[i].seg);
 	}
 	for (size_t t = 0; w->workers && t < w->nthreads; t++)

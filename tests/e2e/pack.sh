@@ -88,6 +88,24 @@ bad_member=$(sed -n 's/.*member \([^,]*\), block.*/\1/p' "$TMP/.err" | head -1)
 	not_ok "the damaged member is not left half written ($bad_member)"
 flip "$A" "$TMP/flipidx.ovnipack" $((size - 40))
 check_fails "a flipped byte in the index" 'offset [0-9]+: index checksum mismatch' "$OVNI" pack --verify "$TMP/flipidx.ovnipack"
+# A small trace's only block rides in the index's frame (version 3).
+"$GEN" -n 40 -t 2 "$TMP/tiny" >/dev/null
+roundtrip "a trace of one small block" "$TMP/tiny"
+"$OVNI" pack -o "$TMP/tiny.ovnipack" "$TMP/tiny"
+tsize=$(wc -c <"$TMP/tiny.ovnipack"); zlen=$(od -An -tu4 -j $((tsize - 24)) -N4 "$TMP/tiny.ovnipack" | tr -d ' ')
+[ $((16 + zlen + 24)) -eq "$tsize" ] && ok "a small trace's only block rides in the index's frame" ||
+	not_ok "a small trace's only block rides in the index's frame ($tsize bytes, index frame $zlen)"
+flip "$TMP/tiny.ovnipack" "$TMP/tinyflip.ovnipack" $((16 + zlen / 2))
+check_fails "a flipped byte in a small trace's only frame" 'tinyflip.ovnipack: offset 16: index checksum mismatch' \
+	"$OVNI" pack --verify "$TMP/tinyflip.ovnipack"
+# ...but not when the index is big: the frame would lose the small inputs' level.
+"$GEN" -n 20 -l 2 -p 50 -t 10 -k pause "$TMP/wide" >/dev/null
+head -c $((1048576 + 102400)) /dev/urandom >"$TMP/wide/big.bin"
+roundtrip "1000 streams and a last block of 100 KiB" "$TMP/wide"
+"$OVNI" pack -o "$TMP/wide.ovnipack" "$TMP/wide"
+set -- $(tail -c 24 "$TMP/wide.ovnipack" | od -An -tu4 | head -1)
+[ "$2" = "$3" ] && ok "the last block goes alone when the index is big" ||
+	not_ok "the last block goes alone when the index is big (frame content $2, index $3)"
 flip "$A" "$TMP/flipend.ovnipack" $((size - 20))
 check_fails "a flipped byte in the trailer" 'offset [0-9]+: ' "$OVNI" pack --list "$TMP/flipend.ovnipack"
 head -c $((size - 1000)) "$A" >"$TMP/trunc.ovnipack"
@@ -97,7 +115,7 @@ check_fails "an archive cut in its header" 'short.ovnipack: offset [0-9]+: trunc
 flip "$A" "$TMP/magic.ovnipack" 0
 check_fails "a wrong magic" 'magic.ovnipack: offset 0: not a pack archive' "$OVNI" pack --verify "$TMP/magic.ovnipack"
 flip "$A" "$TMP/ver.ovnipack" 8
-check_fails "a wrong version" 'ver.ovnipack: offset 8: pack format version [0-9]+, this ovni reads versions 1 and 2' "$OVNI" pack --verify "$TMP/ver.ovnipack"
+check_fails "a wrong version" 'ver.ovnipack: offset 8: pack format version [0-9]+, this ovni reads versions 1 to 3' "$OVNI" pack --verify "$TMP/ver.ovnipack"
 # every single-byte flip in the first blocks and the index: an error, never a crash or silence
 bad=0
 for off in 12 16 20 30 40 47 50 60 70 90 130 $((size - 30)) $((size - 60)) $((size - 90)); do
@@ -209,33 +227,38 @@ check_fails "dump on a damaged archive names member and offset" 'flip.ovnipack: 
 	"$OVNI" dump "$TMP/flip.ovnipack"
 check_fails "top on a truncated archive" 'trunc.ovnipack: offset [0-9]+: no trailer' "$OVNI" top "$TMP/trunc.ovnipack"
 
-# Version 1 archives (tests/e2e/pack-v1: one written by the version 1 writer
-# from a trace `ovni record` wrote, with a link, an empty file, noise and a
-# 2.5 MB file; the files' metadata and sums) are still read.
-V1=$TESTDIR/e2e/pack-v1
-check "version 1: --verify" "$OVNI" pack --verify "$V1/v1.ovnipack"
-rm -rf "$TMP/v1"
-if "$OVNI" unpack -C "$TMP/v1" "$V1/v1.ovnipack"; then
-	[ "$(meta "$TMP/v1" | awk '$2 == "d" { $5 = "-" } 1')" = "$(cat "$V1/meta.txt")" ] &&
-		ok "version 1: unpack restores modes, times and links" || not_ok "version 1: unpack restores modes, times and links"
-	(cd "$TMP/v1" && sha256sum -c --quiet "$V1/sha256.txt") && ok "version 1: unpack restores every byte" ||
-		not_ok "version 1: unpack restores every byte"
-	"$OVNI" dump -x "$TMP/v1" >"$TMP/d1" 2>/dev/null
-	"$OVNI" dump -x "$V1/v1.ovnipack" >"$TMP/d2" 2>/dev/null
-	[ -s "$TMP/d1" ] && cmp -s "$TMP/d1" "$TMP/d2" && ok "version 1: dump reads the archive" || not_ok "version 1: dump reads the archive"
-	mkdir "$TMP/v1e1" "$TMP/v1e2"
-	"$OVNI" emu -o "$TMP/v1e1" "$TMP/v1" >/dev/null 2>&1 && "$OVNI" emu -o "$TMP/v1e2" "$V1/v1.ovnipack" >/dev/null 2>&1 &&
-		diff -r "$TMP/v1e1" "$TMP/v1e2" >/dev/null && ok "version 1: emu on the archive = on the directory" ||
-		not_ok "version 1: emu on the archive = on the directory"
-	"$OVNI" pack -o "$TMP/v2.ovnipack" "$TMP/v1" && rm -rf "$TMP/v2" && "$OVNI" unpack -C "$TMP/v2" "$TMP/v2.ovnipack" &&
-		diff -r "$TMP/v1" "$TMP/v2" >/dev/null && [ "$(meta "$TMP/v1")" = "$(meta "$TMP/v2")" ] &&
-		ok "version 1 to version 2 and back" || not_ok "version 1 to version 2 and back"
-else
-	not_ok "version 1: unpack"
-fi
-flip "$V1/v1.ovnipack" "$TMP/v1flip.ovnipack" 3000
-check_fails "version 1: a flipped byte in a block" 'v1flip.ovnipack: offset [0-9]+: member .*, block [0-9]+: ' \
-	"$OVNI" pack --verify "$TMP/v1flip.ovnipack"
+# Archives of older versions (tests/e2e/pack-old: v1.ovnipack written by
+# the version 1 writer from a trace `ovni record` wrote, with a link, an
+# empty file, noise and a 2.5 MB file; v2.ovnipack by the version 2 writer
+# from the same files, kernel events included, whose clocks version 3
+# reads otherwise; the files' metadata and sums) are still read.
+OLD=$TESTDIR/e2e/pack-old
+for v in 1 2; do
+	a=$OLD/v$v.ovnipack
+	check "version $v: --verify" "$OVNI" pack --verify "$a"
+	rm -rf "$TMP/v$v"
+	if ! "$OVNI" unpack -C "$TMP/v$v" "$a"; then
+		not_ok "version $v: unpack"
+		continue
+	fi
+	[ "$(meta "$TMP/v$v" | awk '$2 == "d" { $5 = "-" } 1')" = "$(cat "$OLD/meta.txt")" ] &&
+		ok "version $v: unpack restores modes, times and links" || not_ok "version $v: unpack restores modes, times and links"
+	(cd "$TMP/v$v" && sha256sum -c --quiet "$OLD/sha256.txt") && ok "version $v: unpack restores every byte" ||
+		not_ok "version $v: unpack restores every byte"
+	"$OVNI" dump -x "$TMP/v$v" >"$TMP/d1" 2>/dev/null
+	"$OVNI" dump -x "$a" >"$TMP/d2" 2>/dev/null
+	[ -s "$TMP/d1" ] && cmp -s "$TMP/d1" "$TMP/d2" && ok "version $v: dump reads the archive" || not_ok "version $v: dump reads the archive"
+	mkdir "$TMP/v${v}e1" "$TMP/v${v}e2"
+	"$OVNI" emu -o "$TMP/v${v}e1" "$TMP/v$v" >/dev/null 2>&1 && "$OVNI" emu -o "$TMP/v${v}e2" "$a" >/dev/null 2>&1 &&
+		diff -r "$TMP/v${v}e1" "$TMP/v${v}e2" >/dev/null && ok "version $v: emu on the archive = on the directory" ||
+		not_ok "version $v: emu on the archive = on the directory"
+	"$OVNI" pack -o "$TMP/new$v.ovnipack" "$TMP/v$v" && rm -rf "$TMP/new$v" && "$OVNI" unpack -C "$TMP/new$v" "$TMP/new$v.ovnipack" &&
+		diff -r "$TMP/v$v" "$TMP/new$v" >/dev/null && [ "$(meta "$TMP/v$v")" = "$(meta "$TMP/new$v")" ] &&
+		ok "version $v to version 3 and back" || not_ok "version $v to version 3 and back"
+	flip "$a" "$TMP/v${v}flip.ovnipack" $((v == 1 ? 3000 : 1000))
+	check_fails "version $v: a flipped byte in a block" "v${v}flip.ovnipack: offset [0-9]+: member .*, block [0-9]+: " \
+		"$OVNI" pack --verify "$TMP/v${v}flip.ovnipack"
+done
 
 # Sizes: pack is never larger than pack --tar, on the golden traces (real
 # runtimes' traces) and on traces `ovni record` writes of real programs

@@ -32,7 +32,7 @@ static size_t make_events(uint8_t *buf, size_t cap, size_t tail)
 	uint64_t clock = next() % 1000000;
 	while (n + EV_JUMBO_HEADER_SIZE + 300 + tail < cap) {
 		uint64_t r = next();
-		char mcv[3] = { 'O', (char)('A' + r % 5), (char)('a' + r % 3) };
+		char mcv[3] = { r % 4 ? 'O' : 'K', (char)('A' + r % 5), (char)('a' + r % 3) }; /* K: kernel clock */
 		switch (r % 7) {
 		case 0: clock -= r % 50; break; /* backwards */
 		case 1: clock += (uint64_t)1 << 40; break; /* past 32 bits */
@@ -60,10 +60,13 @@ static int roundtrip_segs(const uint8_t *src, const struct pack_seg *seg, size_t
 	for (size_t i = 0; i < nseg; i++)
 		n += seg[i].len;
 	uint8_t *enc = malloc(pack_cols_bound(n, nseg)), *dec = malloc(n + 1);
-	size_t e = pack_cols_encode(src, seg, nseg, enc);
-	const char *why;
-	int ok = e <= pack_cols_bound(n, nseg) && pack_cols_decode(enc, e, seg, nseg, 0, dec, n, &why) == 0 &&
-		 memcmp(src, dec, n) == 0;
+	int ok = 1;
+	for (int rc = 0; rc <= 1; rc++) { /* clock planes, then range-coded */
+		size_t e = pack_cols_encode(src, seg, nseg, enc, rc);
+		const char *why;
+		ok &= e > 0 && e <= pack_cols_bound(n, nseg) &&
+		      pack_cols_decode(enc, e, seg, nseg, PACK_VERSION, rc, dec, n, &why) == 0 && memcmp(src, dec, n) == 0;
+	}
 	free(enc);
 	free(dec);
 	return ok;
@@ -110,20 +113,26 @@ static void test_cols(void)
 	n = make_events(buf, 4096, 0);
 	struct pack_seg one = { (uint32_t)n, 0, 1 };
 	uint8_t *enc = malloc(pack_cols_bound(n, 1)), *dec = malloc(n);
-	size_t e = pack_cols_encode(buf, &one, 1, enc);
+	size_t e = pack_cols_encode(buf, &one, 1, enc, 1);
+	const char *why;
+	pack_put32(enc + 4, pack_get32(enc + 4) - 2); /* the range-coded clock column, its last 2 bytes cut */
+	CHECK(pack_cols_decode(enc, e - 2, &one, 1, PACK_VERSION, 1, dec, n, &why) < 0 && !strcmp(why, "bad clock column"),
+	      "a cut range-coded clock column is refused");
+	pack_put32(enc + 4, pack_get32(enc + 4) + 2);
+	CHECK(pack_cols_decode(enc, e, &one, 1, PACK_VERSION, 1, dec, n, &why) == 0 && !memcmp(dec, buf, n),
+	      "the range coder leaves no byte unread");
+	e = pack_cols_encode(buf, &one, 1, enc, 0);
 	int refused = 0, tries = 0;
 	for (size_t i = 0; i < 20; i++, tries++) {
 		enc[i] ^= 0x40;
-		const char *why;
-		refused += pack_cols_decode(enc, e, &one, 1, 0, dec, n, &why) < 0;
+		refused += pack_cols_decode(enc, e, &one, 1, PACK_VERSION, 0, dec, n, &why) < 0;
 		enc[i] ^= 0x40;
 	}
 	CHECK_INT(refused, tries, "a damaged column header or event count is refused");
-	const char *why;
-	CHECK(pack_cols_decode(enc, e - 1, &one, 1, 0, dec, n, &why) < 0, "a cut encoding is refused");
-	CHECK(pack_cols_decode(enc, e, &one, 1, 0, dec, n - 1, &why) < 0, "a wrong decoded size is refused");
+	CHECK(pack_cols_decode(enc, e - 1, &one, 1, PACK_VERSION, 0, dec, n, &why) < 0, "a cut encoding is refused");
+	CHECK(pack_cols_decode(enc, e, &one, 1, PACK_VERSION, 0, dec, n - 1, &why) < 0, "a wrong decoded size is refused");
 	one.len--;
-	CHECK(pack_cols_decode(enc, e, &one, 1, 0, dec, n - 1, &why) < 0, "a wrong segment size is refused");
+	CHECK(pack_cols_decode(enc, e, &one, 1, PACK_VERSION, 0, dec, n - 1, &why) < 0, "a wrong segment size is refused");
 	free(enc);
 	free(dec);
 
@@ -214,7 +223,7 @@ static int craft(const char *out, const struct fm *m, size_t n, uint64_t stored_
 			p = put_bytes(p, m[i].data, strlen(m[i].data));
 	size_t rn = (size_t)(p - raw);
 	uint8_t zi[8192], hdr[PACK_HEADER_SIZE] = "OVNIPACK", trailer[PACK2_TRAILER_SIZE];
-	ZSTD_CCtx_refPrefix(cc, pack_dict, pack_dict_size);
+	ZSTD_CCtx_refPrefix(cc, pack_dict, PACK2_DICT_SIZE);
 	size_t zn = ZSTD_compress2(cc, zi, sizeof(zi), raw, rn);
 	ZSTD_freeCCtx(cc);
 	pack_put32(hdr + 8, 2);
