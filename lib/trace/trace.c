@@ -247,6 +247,13 @@ static int load_archive_stream(struct trace *t, struct trace_stream *s, const ch
 		return -1;
 	}
 	s->obs_member = obs;
+	if (join(path, rel, "stream.obs" STREAM_JOURNAL_SUFFIX) < 0)
+		return -1;
+	if (pack_find(p, path)) { /* packed half-sorted: unpack, then `ovni sort` */
+		msg_err("%s/%s: an interrupted `ovni sort` left %s in the archive; unpack it and run `ovni sort` "
+			"on the trace to finish it", t->root, s->obs_name, path);
+		return -1;
+	}
 	if (join(path, rel, "stream.json") < 0)
 		return -1;
 	size_t len;

@@ -125,6 +125,11 @@ for phase in journal-created journaled writing written; do
 		check_fails "killed after '$phase': emu refuses it too" "sort-journal; run .ovni sort." \
 			$OVNI emu -o "$TMP/emu-out" "$TMP/u"
 		check_fails "killed after '$phase': sort -c refuses it too" "sort-journal; run .ovni sort." $OVNI sort -c "$TMP/u"
+		rm -f "$TMP/u.ovnipack"
+		$OVNI pack -o "$TMP/u.ovnipack" "$TMP/u" 2>/dev/null
+		check_fails "killed after '$phase': dump of its pack refuses it too" \
+			"stream\.obs: an interrupted .ovni sort. left .*stream\.obs\.sort-journal in the archive" \
+			$OVNI dump "$TMP/u.ovnipack"
 	fi
 	check "after the kill at '$phase', sort again" $OVNI sort "$TMP/u"
 	same_streams "after the kill at '$phase', the stream is sorted" "$TMP/u" "$TMP/s"
