@@ -400,6 +400,32 @@ static size_t unzstd2(struct pack *p, void *dst, size_t cap, const void *src, si
 	return ZSTD_decompressDCtx(p->scratch->dctx, dst, cap, src, n);
 }
 
+/* Reads the index's zstd frame, the zlen bytes before the trailer at toff,
+ * into a new *b of size bytes (freed by the caller). zsum: where the
+ * checksum of the compressed bytes is, or NULL; sum: the content's. */
+static int read_index_frame(struct pack *p, uint64_t toff, uint32_t zlen, size_t size, const uint8_t *zsum,
+			    uint32_t sum, uint8_t **b)
+{
+	p->index_offset = toff - zlen;
+	uint8_t *z = malloc(zlen);
+	if (!z || !(*b = malloc(size))) {
+		free(z);
+		msg_err("%s: out of memory for the index", p->path);
+		return -1;
+	}
+	if (read_at(p, z, zlen, p->index_offset, "the index") < 0) {
+		free(z);
+		return -1;
+	}
+	size_t got = !zsum || pack_get32(zsum) == (uint32_t)pack_hash(z, zlen) ? unzstd2(p, *b, size, z, zlen, 1) : 0;
+	free(z);
+	if (got != size || sum != (uint32_t)pack_hash(*b, size)) {
+		msg_err("%s: offset %llu: index checksum mismatch", p->path, (unsigned long long)p->index_offset);
+		return -1;
+	}
+	return 0;
+}
+
 /* Version 3: the index's frame holds the index, then maybe the bytes of
  * the last block (kept in the scratch). */
 static int open3(struct pack *p, uint8_t **b, size_t *len)
@@ -415,25 +441,8 @@ static int open3(struct pack *p, uint8_t **b, size_t *len)
 			(unsigned long long)toff);
 		return -1;
 	}
-	p->index_offset = toff - zlen;
-	uint8_t *z = malloc(zlen);
-	if (!z || !(*b = malloc(all))) {
-		free(z);
-		msg_err("%s: out of memory for the index", p->path);
-		return -1;
-	}
 	*len = ilen;
-	if (read_at(p, z, zlen, p->index_offset, "the index") < 0) {
-		free(z);
-		return -1;
-	}
-	size_t got = unzstd2(p, *b, all, z, zlen, 1);
-	free(z);
-	if (got != all || pack_get32(t + 12) != (uint32_t)pack_hash(*b, all)) {
-		msg_err("%s: offset %llu: index checksum mismatch", p->path, (unsigned long long)p->index_offset);
-		return -1;
-	}
-	if (parse_index2(p, *b, ilen) < 0)
+	if (read_index_frame(p, toff, zlen, all, NULL, pack_get32(t + 12), b) < 0 || parse_index2(p, *b, ilen) < 0)
 		return -1;
 	int in_index = p->nblocks && p->blocks[p->nblocks - 1].stored == 0;
 	if (in_index != (all > ilen))
@@ -461,24 +470,9 @@ static int open2(struct pack *p, uint8_t **b, size_t *len)
 			(unsigned long long)toff);
 		return -1;
 	}
-	p->index_offset = toff - zlen;
-	uint8_t *z = malloc(zlen);
-	if (!z || !(*b = malloc(ilen))) {
-		free(z);
-		msg_err("%s: out of memory for the index", p->path);
-		return -1;
-	}
 	*len = ilen;
-	if (read_at(p, z, zlen, p->index_offset, "the index") < 0) {
-		free(z);
+	if (read_index_frame(p, toff, zlen, ilen, t + 8, pack_get32(t + 12), b) < 0)
 		return -1;
-	}
-	size_t got = pack_get32(t + 8) == (uint32_t)pack_hash(z, zlen) ? unzstd2(p, *b, ilen, z, zlen, 1) : 0;
-	free(z);
-	if (got != ilen || pack_get32(t + 12) != (uint32_t)pack_hash(*b, ilen)) {
-		msg_err("%s: offset %llu: index checksum mismatch", p->path, (unsigned long long)p->index_offset);
-		return -1;
-	}
 	return parse_index2(p, *b, ilen);
 }
 
