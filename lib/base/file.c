@@ -71,6 +71,23 @@ int file_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+size_t file_pread_all(int fd, void *buf, size_t n, uint64_t off, int *err)
+{
+	size_t got = 0;
+	*err = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			*err = r < 0 ? errno : 0;
+			break;
+		}
+		got += (size_t)r;
+	}
+	return got;
+}
+
 int file_mkdirs(const char *path, int parents_only)
 {
 	char p[4096];

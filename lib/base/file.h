@@ -5,6 +5,7 @@
 #define OVNI_IO_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The file at PATH into *buf, grown with realloc (*cap its size; start with
@@ -17,6 +18,11 @@ int file_read_all(const char *path, char **buf, size_t *cap, size_t *len);
 /* All n bytes of p to fd (retrying short writes and EINTR): 0, or -1 with
  * errno (EIO when write makes no progress). */
 int file_write_all(int fd, const void *p, size_t n);
+
+/* Up to n bytes at offset off of fd into buf (retrying short reads and
+ * EINTR): how many it read; fewer than n at the end of the file (*err 0)
+ * or on an error (*err its errno). */
+size_t file_pread_all(int fd, void *buf, size_t n, uint64_t off, int *err);
 
 /* mkdir -p: PATH and the directories above it (mode 0755); with
  * parents_only, only those above it. 0, or -1 with errno. */

@@ -13,6 +13,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include "common/xxhash.h"
 
+#include "base/file.h"
 #include "base/msg.h"
 #include "pack/pack.h"
 
@@ -43,19 +44,13 @@ static uint64_t block1_check(const uint8_t *hdr, const void *stored, size_t n)
 
 static int read_at(struct pack *p, void *buf, size_t n, uint64_t off, const char *what)
 {
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(p->fd, (char *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			msg_err("%s: offset %llu: %s %s", p->path, (unsigned long long)(off + got),
-				r < 0 ? "cannot read" : "truncated in", r < 0 ? strerror(errno) : what);
-			return -1;
-		}
-		got += (size_t)r;
-	}
-	return 0;
+	int err;
+	size_t got = file_pread_all(p->fd, buf, n, off, &err);
+	if (got == n)
+		return 0;
+	msg_err("%s: offset %llu: %s %s", p->path, (unsigned long long)(off + got), err ? "cannot read" : "truncated in",
+		err ? strerror(err) : what);
+	return -1;
 }
 
 int pack_is_archive(const char *path)

@@ -79,25 +79,6 @@ static int open_stream(const char *path, const char *name, struct stat *sb)
 	return fd;
 }
 
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	uint8_t *p = buf;
-	while (n) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO;
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
 static int sync_dir_of(const char *path, const char *name)
 {
 	const char *slash = strrchr(path, '/');
@@ -298,8 +279,9 @@ static int view_read(struct inplace *s, uint64_t off, uint8_t *dst, size_t n)
 		}
 		if (journal_flush(s) < 0)
 			return -1;
-		if (pread_all(s->j.fd, dst + (a - off), b - a, p->joff + (a - p->off)) < 0) {
-			msg_err("%s: cannot read back %s: %s", s->name, s->j.tmp, strerror(errno));
+		int err;
+		if (file_pread_all(s->j.fd, dst + (a - off), b - a, p->joff + (a - p->off), &err) != b - a) {
+			msg_err("%s: cannot read back %s: %s", s->name, s->j.tmp, strerror(err ? err : EIO));
 			return -1;
 		}
 	}

@@ -2,6 +2,7 @@
  * moves (across file systems too, where /dev/shm is one), listings and
  * walks in strcmp order. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,20 @@ static void test_walk(void)
 	CHECK(file_dir_names(at("nowhere"), &n) == NULL && errno == ENOENT, "listing a missing directory fails");
 }
 
+static void test_pread(void)
+{
+	put("ten", "0123456789");
+	int fd = open(at("ten"), O_RDONLY);
+	char b[16] = { 0 };
+	int err = -1;
+	CHECK(file_pread_all(fd, b, 4, 3, &err) == 4 && err == 0 && memcmp(b, "3456", 4) == 0,
+	      "pread_all reads n bytes at the offset");
+	CHECK(file_pread_all(fd, b, 16, 6, &err) == 4 && err == 0 && memcmp(b, "6789", 4) == 0,
+	      "pread_all stops at the end of the file, err 0");
+	close(fd);
+	CHECK(file_pread_all(fd, b, 4, 0, &err) == 0 && err == EBADF, "pread_all gives the errno of a failed read");
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/ovni-test-file.XXXXXX");
@@ -167,6 +182,7 @@ int main(void)
 	test_atomic();
 	test_copy_move();
 	test_walk();
+	test_pread();
 	file_remove_tree(root);
 	CHECK(access(root, F_OK) != 0, "rm -r leaves nothing");
 	return t_done();
