@@ -48,25 +48,27 @@ static inline size_t fmt_i64(char *dst, int64_t v)
 	return fmt_u64(dst, (uint64_t)v);
 }
 
-/* Right-aligned in a field of at least width bytes (padded with c). */
-static inline size_t fmt_u64_pad(char *dst, uint64_t v, size_t width, char c)
+/* The n bytes of tmp right-aligned in a field of at least width bytes of dst
+ * (padded with c). */
+static inline size_t fmt_pad(char *dst, const char *tmp, size_t n, size_t width, char c)
 {
-	char tmp[20];
-	size_t n = fmt_u64(tmp, v);
 	size_t pad = n < width ? width - n : 0;
 	memset(dst, c, pad);
 	memcpy(dst + pad, tmp, n);
 	return pad + n;
 }
 
+/* v right-aligned in a field of at least width bytes (padded with c). */
+static inline size_t fmt_u64_pad(char *dst, uint64_t v, size_t width, char c)
+{
+	char tmp[20];
+	return fmt_pad(dst, tmp, fmt_u64(tmp, v), width, c);
+}
+
 static inline size_t fmt_i64_pad(char *dst, int64_t v, size_t width, char c)
 {
 	char tmp[21];
-	size_t n = fmt_i64(tmp, v);
-	size_t pad = n < width ? width - n : 0;
-	memset(dst, c, pad);
-	memcpy(dst + pad, tmp, n);
-	return pad + n;
+	return fmt_pad(dst, tmp, fmt_i64(tmp, v), width, c);
 }
 
 #endif
