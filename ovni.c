@@ -54,6 +54,21 @@ int cmd_help_only(const struct command *c, int argc, char **argv)
 	return opt == 'h' ? 0 : 1;
 }
 
+int cmd_try_help(const struct command *c)
+{
+	fprintf(stderr, "Try `ovni %s --help`.\n", c->name);
+	return 1;
+}
+
+const char *cmd_tracedir(const struct command *c, int argc, char **argv)
+{
+	if (optind == argc - 1)
+		return argv[optind];
+	msg_err(optind >= argc ? "missing TRACEDIR" : "one TRACEDIR only");
+	cmd_try_help(c);
+	return NULL;
+}
+
 static const struct command *find(const char *name)
 {
 	for (size_t i = 0; commands[i]; i++)

@@ -18,6 +18,14 @@ void cmd_print_usage(const struct command *c, FILE *f);
  * the arguments from optind, else the exit status to return. */
 int cmd_help_only(const struct command *c, int argc, char **argv);
 
+/* Points at `ovni NAME --help` on stderr after a bad option; returns the
+ * exit status 1. */
+int cmd_try_help(const struct command *c);
+
+/* The one TRACEDIR operand left at optind, or NULL once it has said on
+ * stderr that it is missing or not alone. */
+const char *cmd_tracedir(const struct command *c, int argc, char **argv);
+
 /* Every subcommand; the dispatcher's table in ovni.c lists them in order. */
 extern const struct command cmd_dump, cmd_top, cmd_events, cmd_emu, cmd_sort,
 	cmd_sync, cmd_record, cmd_pack, cmd_unpack, cmd_lib, cmd_report, cmd_export;

@@ -161,16 +161,11 @@ static int run(int argc, char **argv)
 			print_models(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "Try `ovni emu --help`.\n");
-			return 1;
+			return cmd_try_help(&cmd_emu);
 		}
 	}
-	if (optind != argc - 1) {
-		msg_err(optind >= argc ? "missing TRACEDIR" : "one TRACEDIR only");
-		fprintf(stderr, "Try `ovni emu --help`.\n");
+	if (!(o.tracedir = cmd_tracedir(&cmd_emu, argc, argv)))
 		return 1;
-	}
-	o.tracedir = argv[optind];
 	o.progress = isatty(2);
 	char salvaged[4096] = "";
 	if (salvage && salvage_start(&o, salvaged, sizeof(salvaged)) != 0)

@@ -61,19 +61,15 @@ static int run(int argc, char **argv)
 				return 1;
 			break;
 		case 'h': cmd_print_usage(&cmd_export, stdout); return 0;
-		default: fprintf(stderr, "Try `ovni export --help`.\n"); return 1;
+		default: return cmd_try_help(&cmd_export);
 		}
 	}
 	if (!chrome) {
 		msg_err("say which format: --chrome (the only one so far)");
 		return 1;
 	}
-	if (optind != argc - 1) {
-		msg_err(optind >= argc ? "missing TRACEDIR" : "one TRACEDIR only");
-		fprintf(stderr, "Try `ovni export --help`.\n");
+	if (!(so.tracedir = cmd_tracedir(&cmd_export, argc, argv)))
 		return 1;
-	}
-	so.tracedir = argv[optind];
 	msg_set_quiet(1);
 
 	struct out o;

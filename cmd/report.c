@@ -94,15 +94,11 @@ static int run(int argc, char **argv)
 		case 'C': fmt = TALLY_CSV; break;
 		case 'J': fmt = TALLY_JSON; break;
 		case 'h': cmd_print_usage(&cmd_report, stdout); return 0;
-		default: fprintf(stderr, "Try `ovni report --help`.\n"); return 1;
+		default: return cmd_try_help(&cmd_report);
 		}
 	}
-	if (optind != argc - 1) {
-		msg_err(optind >= argc ? "missing TRACEDIR" : "one TRACEDIR only");
-		fprintf(stderr, "Try `ovni report --help`.\n");
+	if (!(so.tracedir = cmd_tracedir(&cmd_report, argc, argv)))
 		return 1;
-	}
-	so.tracedir = argv[optind];
 	msg_set_quiet(1);
 
 	static struct src s;
