@@ -143,6 +143,18 @@ static void add(struct stream *s, const char *mcv, uint64_t clock)
 	s->n++;
 }
 
+/* A stream from "MCVclock MCVclock ...", e.g. "OHx10 OU[30 KCO15 OU]40". */
+static void events(struct stream *s, const char *spec)
+{
+	s->n = 0;
+	for (const char *p = spec; *p; p += *p == ' ') {
+		char *end;
+		uint64_t clock = strtoull(p + 3, &end, 10);
+		add(s, p, clock);
+		p = end;
+	}
+}
+
 /* Sorts s in memory; returns the rc and leaves the result in s->e order
  * expressed as the original indexes (the tag byte) in order[]. */
 static int sort_stream(struct stream *s, uint64_t lookback, size_t mem, struct sort_stats *st, int *order)
@@ -172,91 +184,54 @@ static void test_cases(void)
 	struct sort_stats st;
 	int order[64];
 
-	struct stream a = { .n = 0 };
-	add(&a, "OHx", 10);
-	add(&a, "OB.", 20);
-	add(&a, "OU[", 30);
-	add(&a, "KCO", 15);
-	add(&a, "KCI", 12);
-	add(&a, "OU]", 40);
+	struct stream a;
+	events(&a, "OHx10 OB.20 OU[30 KCO15 KCI12 OU]40");
 	CHECK_INT(sort_stream(&a, 0, 0, &st, order), 0, "a simple region sorts");
 	CHECK(same_order(order, (int[]){ 0, 4, 3, 1, 2, 5 }, 6),
 	      "inner events move before earlier events and the OU[; OU] stays");
 	CHECK(st.changed && st.regions == 1 && st.moved == 1, "the region is counted as sorted and moved");
 	CHECK_INT(st.max_window, 5, "the window holds the events from clock 10 to the OU]");
 
-	struct stream b = { .n = 0 };
-	add(&b, "OHx", 10);
-	add(&b, "OU[", 20);
-	add(&b, "OU]", 30);
-	add(&b, "OU]", 35);
-	add(&b, "OU[", 40);
-	add(&b, "OU]", 50);
-	add(&b, "OHe", 60);
+	struct stream b;
+	events(&b, "OHx10 OU[20 OU]30 OU]35 OU[40 OU]50 OHe60");
 	CHECK_INT(sort_stream(&b, 0, 0, &st, order), 0, "empty regions and a stray OU] are fine");
 	CHECK_INT(st.empty, 2, "two empty regions are counted");
 	CHECK(!st.changed && st.regions == 0, "nothing moves");
 
-	struct stream c = { .n = 0 };
-	add(&c, "OHx", 10);
-	add(&c, "OU[", 50);
-	add(&c, "KCO", 5);
-	add(&c, "KCI", 3);
+	struct stream c;
+	events(&c, "OHx10 OU[50 KCO5 KCI3");
 	CHECK_INT(sort_stream(&c, 0, 0, &st, order), 0, "an unterminated region is no error");
 	CHECK(same_order(order, (int[]){ 0, 1, 2, 3 }, 4), "an unterminated region stays as it is");
 	CHECK_INT(st.open_off, 8 + 14, "the open region's OU[ offset is reported");
 
-	struct stream d = { .n = 0 };
-	add(&d, "OHx", 10);
-	add(&d, "OU]", 5);
-	add(&d, "OB.", 20);
+	struct stream d;
+	events(&d, "OHx10 OU]5 OB.20");
 	CHECK_INT(sort_stream(&d, 0, 0, &st, order), 0, "a stray OU] is ignored");
 	CHECK(!st.changed, "a stray OU] sorts nothing even with a lower clock");
 
 	/* Nesting: the inner OU[ is data, the first OU] closes. */
-	struct stream e = { .n = 0 };
-	add(&e, "OHx", 10);
-	add(&e, "OU[", 40);
-	add(&e, "OU[", 30);
-	add(&e, "KCO", 20);
-	add(&e, "OU]", 50);
-	add(&e, "OU]", 60);
+	struct stream e;
+	events(&e, "OHx10 OU[40 OU[30 KCO20 OU]50 OU]60");
 	CHECK_INT(sort_stream(&e, 0, 0, &st, order), 0, "nested markers");
 	CHECK(same_order(order, (int[]){ 0, 3, 2, 1, 4, 5 }, 6), "an OU[ inside a region is sorted as data");
 	CHECK(st.regions == 1, "no nesting: one region");
 
 	/* A later region pulls an event before the markers of an earlier one. */
-	struct stream f = { .n = 0 };
-	add(&f, "OHx", 10);
-	add(&f, "OU[", 30);
-	add(&f, "KCO", 25);
-	add(&f, "OU]", 31);
-	add(&f, "OU[", 40);
-	add(&f, "KCI", 26);
-	add(&f, "OU]", 41);
+	struct stream f;
+	events(&f, "OHx10 OU[30 KCO25 OU]31 OU[40 KCI26 OU]41");
 	CHECK_INT(sort_stream(&f, 0, 0, &st, order), 0, "two regions");
 	CHECK(same_order(order, (int[]){ 0, 2, 5, 1, 3, 4, 6 }, 7),
 	      "an event of the second region moves before the first region's markers");
 
 	/* Equal clocks keep their file order. */
-	struct stream g = { .n = 0 };
-	add(&g, "OHx", 10);
-	add(&g, "OB.", 20);
-	add(&g, "OU[", 30);
-	add(&g, "KCO", 20);
-	add(&g, "KCI", 15);
-	add(&g, "KCO", 20);
-	add(&g, "OU]", 40);
+	struct stream g;
+	events(&g, "OHx10 OB.20 OU[30 KCO20 KCI15 KCO20 OU]40");
 	CHECK_INT(sort_stream(&g, 0, 0, &st, order), 0, "equal clocks");
 	CHECK(same_order(order, (int[]){ 0, 4, 1, 3, 5, 2, 6 }, 7), "equal clocks keep their file order");
 
 	/* The walk stops at a clock strictly below m. */
-	struct stream h = { .n = 0 };
-	add(&h, "OHx", 10);
-	add(&h, "OB.", 15);
-	add(&h, "OU[", 30);
-	add(&h, "KCO", 15);
-	add(&h, "OU]", 40);
+	struct stream h;
+	events(&h, "OHx10 OB.15 OU[30 KCO15 OU]40");
 	CHECK_INT(sort_stream(&h, 0, 0, &st, order), 0, "a clock equal to m");
 	CHECK(same_order(order, (int[]){ 0, 1, 3, 2, 4 }, 5), "an event with clock == m is inside the window");
 	CHECK_INT(st.max_window, 4, "the window starts at the event with clock < m");
@@ -533,11 +508,8 @@ static void test_files(void)
 	snprintf(path, sizeof(path), "%s/stream.obs", dir);
 	snprintf(journal, sizeof(journal), "%s%s", path, SORT_JOURNAL_SUFFIX);
 	snprintf(tmp, sizeof(tmp), "%s%s", journal, SORT_TMP_SUFFIX);
-	struct stream s = { .n = 0 };
-	add(&s, "OHx", 10);
-	add(&s, "OU[", 30);
-	add(&s, "KCO", 15);
-	add(&s, "OU]", 40);
+	struct stream s;
+	events(&s, "OHx10 OU[30 KCO15 OU]40");
 	uint8_t in[4096], out[4096], exp[4096];
 	memcpy(in, STREAM_MAGIC, 4);
 	uint32_t v = STREAM_VERSION;
