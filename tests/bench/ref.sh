@@ -15,6 +15,10 @@
 #                            every .prv is linked to /dev/null (the
 #                            emulator, not the disk; BENCH_VERIFY=1 writes
 #                            them and compares ours with the reference's)
+#   emu rec-omp, rec-mpi     the same, on traces `ovni record` writes of
+#                            real programs: OpenMP tasks and loops
+#                            (tests/bench/ompwork.c, clang's libomp) and
+#                            an MPI ping-pong (tests/instr/mpi.c, MPICH)
 #   dump -x mix              to /dev/null
 #   sort                     4 x BENCH_EVENTS events in 4 streams, an
 #                            unordered region every 1000 events
@@ -150,12 +154,13 @@ failed=0
 echo "ref bench: $EVENTS events per trace, best of $REPS runs per side (ratios: speed = ref/ours, RSS = ours/ref); load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 header
 
-# ---- emu ----
-for model in $MODELS; do
-	want "emu $model" || want "emu -b $model" || continue
-	trace "$model"
+# emu_rows NAME TRACE: emu and emu -b of TRACE, side by side, as rows
+# "emu NAME" and "emu -b NAME".
+emu_rows() {
+	want "emu $1" || want "emu -b $1" || return 0
+	src=$2
 	rm -rf "$TMP/refwork" "$TMP/out"
-	cp -r "$trace" "$TMP/refwork" || exit 1
+	cp -r "$src" "$TMP/refwork" || exit 1
 	mkdir -p "$TMP/out"
 	if [ "$VERIFY" != 1 ]; then
 		for f in thread.prv cpu.prv $BD_PRV; do
@@ -163,9 +168,9 @@ for model in $MODELS; do
 			ln -s /dev/null "$TMP/out/$f"
 		done
 	fi
-	cat "$trace"/*/*/*/stream.obs >/dev/null
+	cat "$src"/*/*/*/stream.obs >/dev/null
 	for flags in "" "-b"; do
-		name="emu${flags:+ $flags} $model"
+		name="emu${flags:+ $flags} $1"
 		want "$name" || continue
 		run_ref() {
 			rm -rf "$TMP/refwork/cfg"
@@ -173,7 +178,7 @@ for model in $MODELS; do
 		}
 		run_ours() {
 			rm -rf "$TMP/out/cfg"
-			one ours "$OVNI" emu $flags -o "$TMP/out" "$trace"
+			one ours "$OVNI" emu $flags -o "$TMP/out" "$src"
 		}
 		compare "$name" 10 10 || continue
 		if [ "$VERIFY" = 1 ]; then
@@ -183,7 +188,53 @@ for model in $MODELS; do
 		fi
 	done
 	rm -rf "$TMP/refwork" "$TMP/out"
+}
+
+# recorded NAME CMD...: sets $trace to the cached trace that `ovni record`
+# writes of CMD (made when missing; its kernel events' regions sorted by
+# ovni sort, which has no look-back limit, where ovnisort's default is too
+# short for a long run: both emulators then read the same sorted bytes).
+recorded() {
+	trace=$CACHE/traces/rec-$1-$EVENTS
+	shift
+	[ -d "$trace" ] && return 0
+	rm -rf "$trace.tmp"
+	"$@" >"$TMP/err" 2>&1 || { echo "ref bench: recording $* failed:"; tail -3 "$TMP/err"; return 1; }
+	"$OVNI" sort "$trace.tmp" >/dev/null 2>"$TMP/err" ||
+		{ echo "ref bench: sorting the recorded trace failed:"; tail -3 "$TMP/err"; return 1; }
+	mv "$trace.tmp" "$trace"
+}
+
+# ---- emu ----
+for model in $MODELS; do
+	want "emu $model" || want "emu -b $model" || continue
+	trace "$model"
+	emu_rows "$model" "$trace"
 done
+
+# ---- emu of recorded programs ----
+# Real programs under `ovni record`, about BENCH_EVENTS events each:
+# OpenMP tasks and loops (clang's libomp, OMPT: openmp, ovni and kernel
+# models) and an MPI ping-pong (MPICH, two ranks: mpi model). Skipped,
+# with a message, where the compiler or the MPI is missing.
+if want "emu*rec-omp"; then
+	if command -v clang >/dev/null 2>&1 &&
+		clang -fopenmp -O1 -o "$CACHE/ompwork" "$ROOT/tests/bench/ompwork.c" 2>"$TMP/err"; then
+		recorded omp "$OVNI" record -o "$CACHE/traces/rec-omp-$EVENTS.tmp" -- \
+			"$CACHE/ompwork" $((EVENTS / 4700 + 1)) && emu_rows rec-omp "$trace"
+	else
+		echo "ref bench: emu rec-omp skipped: no clang -fopenmp"
+	fi
+fi
+if want "emu*rec-mpi"; then
+	if command -v mpicc.mpich >/dev/null 2>&1 && command -v mpirun.mpich >/dev/null 2>&1 &&
+		mpicc.mpich -O1 -o "$CACHE/mpiwork" "$ROOT/tests/instr/mpi.c" 2>"$TMP/err"; then
+		recorded mpi mpirun.mpich -n 2 "$OVNI" record -o "$CACHE/traces/rec-mpi-$EVENTS.tmp" -- \
+			"$CACHE/mpiwork" pingpong $((EVENTS / 8 + 1)) && emu_rows rec-mpi "$trace"
+	else
+		echo "ref bench: emu rec-mpi skipped: no mpicc.mpich and mpirun.mpich"
+	fi
+fi
 
 # ---- dump -x ----
 if want "dump -x mix"; then
