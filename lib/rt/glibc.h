@@ -5,6 +5,7 @@
 __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
 __asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
 __asm__(".symver dlclose,dlclose@GLIBC_2.2.5");
+__asm__(".symver dlvsym,dlvsym@GLIBC_2.2.5");
 __asm__(".symver pthread_key_create,pthread_key_create@GLIBC_2.2.5");
 __asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.2.5");
 __asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* M_WAITING: queued, and its thread sleeps on the state (futex). */
@@ -53,18 +54,49 @@ static uint32_t *state_word(struct rt_mreq *r)
 	return (uint32_t *)&r->state;
 }
 
-/* Grows the file to cover the window and maps it with its pages present. */
+/* Zeros written, not fallocated: a fallocated page is not up to date until
+ * a fault zeroes it, so each one costs a fault of its own; written pages
+ * are mapped by the kernel's fault-around, many per fault. The source is
+ * never written (bss, not rodata): it stays the zero page, always in cache. */
+static char zeros[64 << 10];
+#define ZERO_IOVS 128
+
+/* Writes zeros over [from, end) (beyond the end of the file: nothing
+ * written is overwritten). ENOSPC shows here, not as a SIGBUS later. */
+static int write_zeros(int fd, uint64_t from, uint64_t end)
+{
+	struct iovec iov[ZERO_IOVS];
+	while (from < end) {
+		int n = 0;
+		for (uint64_t left = end - from; left && n < ZERO_IOVS; n++) {
+			iov[n].iov_base = zeros;
+			iov[n].iov_len = left < sizeof(zeros) ? (size_t)left : sizeof(zeros);
+			left -= iov[n].iov_len;
+		}
+		ssize_t w = pwritev(fd, iov, n, (off_t)from);
+		if (w <= 0) {
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		from += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Grows the file to cover the window and maps it with its pages present.
+ * Only the part beyond the file's end is written: the window overlaps the
+ * one still being filled by a page. */
 void *rt_map_pages(int fd, uint64_t off, size_t size)
 {
-	if (fallocate(fd, 0, (off_t)off, (off_t)size) != 0) {
-		if (errno != EOPNOTSUPP && errno != ENOSYS)
-			return NULL;
-		struct stat st;
-		if (fstat(fd, &st) != 0)
-			return NULL;
-		if ((uint64_t)st.st_size < off + size && ftruncate(fd, (off_t)(off + size)) != 0)
-			return NULL;
-	}
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return NULL;
+	uint64_t have = (uint64_t)st.st_size;
+	if (have < off + size && write_zeros(fd, have > off ? have : off, off + size) != 0)
+		return NULL;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, (off_t)off);
 	if (p == MAP_FAILED)
 		return NULL;

@@ -31,7 +31,10 @@
 /* Free bytes the fast path needs: a whole struct ovni_ev (28) plus the 4
  * zero bytes that mark the end of the written events. */
 #define RT_SLACK 32
-#define RT_WINDOW (8u << 20) /* bytes of stream.obs mapped at a time, at most */
+/* Bytes of stream.obs mapped at a time, at most: a thread ends with up to
+ * two windows' pages prepared and not filled (8 MiB wasted a fifth of the
+ * pages of 4 threads writing 60 MB each). */
+#define RT_WINDOW (2u << 20)
 #define RT_FIRST_WINDOW (256u << 10) /* the first window of a stream */
 
 enum rt_proc_state { RT_UNINIT, RT_INIT, RT_READY, RT_GONE };

@@ -17,7 +17,8 @@
 #                 included for ours; the program alone for the reference
 # Goals: emit ours/ref <= 0.5 and whole ours/ref <= 0.75 with the TSC
 # clock; with OVNI_NO_TSC=1 (clock_gettime for every reading, as on hosts
-# whose kernel does not keep time with the TSC) emit ours/ref < 1.
+# whose kernel does not keep time with the TSC) emit ours/ref < 1 and
+# whole ours/ref < 1 (the clock read is most of both sides' CPU there).
 #
 #   RECORD_BENCH_EVENTS  events per workload, shared by its threads (default
 #                        20000000)
@@ -80,7 +81,7 @@ best() {
 }
 
 # workload LABEL THREADS NOTSC GOAL_EMIT GOAL_WHOLE: BENCH_REPS runs of
-# each side in alternation, then the row (a goal of 0: none).
+# each side in alternation, then the row (a goal of 0: none; -G: < G).
 workload() {
 	label=$1 th=$2 notsc=$3
 	ev=$((N / th))
@@ -114,6 +115,7 @@ workload() {
 		if (ge > 0) g = g sprintf(" emit<=%.2g:%s", ge, e <= ge ? "met" : "NOT met")
 		if (ge < 0) g = g sprintf(" emit<%.2g:%s", -ge, e < -ge ? "met" : "NOT met")
 		if (gw > 0) g = g sprintf(" whole<=%.2g:%s", gw, w <= gw ? "met" : "NOT met")
+		if (gw < 0) g = g sprintf(" whole<%.2g:%s", -gw, w < -gw ? "met" : "NOT met")
 		printf "%-22s %8.2f %8.2f %6.2f %8.2f %8.2f %6.2f%s\n", l, re, oe, e, rw, ow, w, g }'
 }
 
@@ -122,6 +124,6 @@ printf "%-22s %8s %8s %6s %8s %8s %6s\n" "workload (N events)" "ns/ev" "ns/ev" "
 rc=0
 workload "emit 1 thread" 1 "" 0.5 0.75 || rc=1
 workload "emit 4 threads" 4 "" 0.5 0.75 || rc=1
-workload "emit 1 thread NO_TSC" 1 1 -1 0 || rc=1
-workload "emit 4 threads NO_TSC" 4 1 -1 0 || rc=1
+workload "emit 1 thread NO_TSC" 1 1 -1 -1 || rc=1
+workload "emit 4 threads NO_TSC" 4 1 -1 -1 || rc=1
 exit $rc
