@@ -99,6 +99,8 @@ static int sync_dir_of(const char *path, const char *name)
 #define RING 8192 /* event boundaries kept for looking back, newest last */
 #define SKIP_EVENTS 64 /* events walked between two boundaries kept */
 #define SPILL_MEM (1u << 20) /* patch bytes held before they go to the journal */
+#define PATCH_MAX (1u << 16) /* patches held before the journal is written in place (48 B each) */
+#define PATCH_DROP 256 /* patches out of the look-back's reach dropped at a time */
 #define VIEW_CHUNK (64u * 1024)
 #define JOURNAL_BUF (64u * 1024)
 #define JOURNAL_MAGIC "ovnisrtj"
@@ -113,7 +115,7 @@ struct mark {
 
 /* Sorted bytes that replace [off, off + len) of the stream. */
 struct patch {
-	uint64_t off, len, idx; /* idx: event index at off */
+	uint64_t off, len, idx, end_idx; /* idx: event index at off; end_idx: at off + len */
 	uint8_t *data; /* NULL once written to the journal, at joff */
 	uint64_t joff;
 };
@@ -141,6 +143,8 @@ struct inplace {
 	struct mark ring[RING];
 	uint64_t nring, ring_lo; /* entries [ring_lo, nring) are valid, at index % ring_cap */
 	uint64_t ring_cap, skip, spill; /* RING, SKIP_EVENTS, SPILL_MEM; tiny with sort_opts.mem (tests) */
+	size_t pmax, pdrop; /* PATCH_MAX, PATCH_DROP; tiny with sort_opts.mem */
+	int rest_checked; /* the events after the last checkpoint are whole */
 	struct patch *p;
 	size_t np, pcap, pmem;
 	struct journal j;
@@ -207,8 +211,11 @@ static int journal_open(struct inplace *s)
 		msg_err("%s: cannot create %s: %s", s->name, j->tmp, strerror(errno));
 		return -1;
 	}
-	if (!(j->buf = malloc(JOURNAL_BUF)))
+	if (!j->buf && !(j->buf = malloc(JOURNAL_BUF)))
 		return ip_nomem(s, JOURNAL_BUF);
+	j->len = 0;
+	j->pos = 0;
+	j->records = 0;
 	XXH64_reset(&j->hash, 0);
 	if (journal_put(s, JOURNAL_MAGIC, 8) < 0 || journal_u64(s, s->size) < 0)
 		return -1;
@@ -231,6 +238,15 @@ static int spill(struct inplace *s, struct patch *p)
 	s->pmem -= p->len;
 	free(p->data);
 	p->data = NULL;
+	return 0;
+}
+
+/* Patches [0, n) go to the journal. */
+static int spill_all(struct inplace *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s->p[i].data && spill(s, &s->p[i]) < 0)
+			return -1;
 	return 0;
 }
 
@@ -383,14 +399,14 @@ static int reserve_window(struct inplace *s, size_t bytes, size_t events)
 		if (!s->kcap)
 			return ip_nomem(s, 2 * events * sizeof(*s->keys));
 	}
-	size_t mem = 2 * s->wcap + 2 * s->kcap * sizeof(struct key) + s->pmem;
+	size_t mem = 2 * s->wcap + 2 * s->kcap * sizeof(struct key) + s->pmem + s->pcap * sizeof(struct patch);
 	if (mem > s->st->peak_mem)
 		s->st->peak_mem = mem;
 	return 0;
 }
 
 /* The sorted bytes of [a, k) (a <= j) become a patch; patches it covers go. */
-static int add_patch(struct inplace *s, struct mark a, uint64_t k, uint8_t *data)
+static int add_patch(struct inplace *s, struct mark a, struct mark k, uint8_t *data)
 {
 	while (s->np && s->p[s->np - 1].off >= a.off) {
 		struct patch *p = &s->p[--s->np];
@@ -406,16 +422,11 @@ static int add_patch(struct inplace *s, struct mark a, uint64_t k, uint8_t *data
 		s->p = np;
 		s->pcap = cap;
 	}
-	s->p[s->np++] = (struct patch){ a.off, k - a.off, a.idx, data, 0 };
-	s->pmem += k - a.off;
+	s->p[s->np++] = (struct patch){ a.off, k.off - a.off, a.idx, k.idx, data, 0 };
+	s->pmem += k.off - a.off;
 	ring_cut(s, a.off);
 	ring_push(s, a.off, a.idx);
-	if (s->pmem <= s->spill)
-		return 0;
-	for (size_t i = 0; i + 1 < s->np; i++)
-		if (s->p[i].data && spill(s, &s->p[i]) < 0)
-			return -1;
-	return 0;
+	return s->pmem <= s->spill ? 0 : spill_all(s, s->np - 1);
 }
 
 /* Sorts the view's events [j, k) (k: the OU]), stably by clock. */
@@ -459,7 +470,7 @@ static int sort_window_at(struct inplace *s, struct mark j, struct mark k)
 	memcpy(data, s->tmp, bytes);
 	s->st->moved++;
 	s->st->changed = 1;
-	return add_patch(s, a, k.off, data);
+	return add_patch(s, a, k, data);
 }
 
 static int ip_lookback_error(struct inplace *s, struct mark open, struct mark k, uint64_t m)
@@ -472,6 +483,24 @@ static int ip_lookback_error(struct inplace *s, struct mark open, struct mark k,
 }
 
 /* The region opened at open closes at k (its OU]). */
+/* With a look-back limit, a patch that ends at or before event lo, the
+ * first in reach, is never read again: its bytes go to the journal and it
+ * leaves memory, so memory follows the limit, not the stream. */
+static int drop_unreachable(struct inplace *s, uint64_t lo)
+{
+	size_t d = 0;
+	while (d < s->pdrop && d < s->np && s->p[d].end_idx <= lo)
+		d++;
+	if (d < s->pdrop)
+		return 0;
+	if (spill_all(s, d) < 0)
+		return -1;
+	s->st->dropped += d;
+	s->np -= d;
+	memmove(s->p, s->p + d, s->np * sizeof(*s->p));
+	return 0;
+}
+
 static int close_region(struct inplace *s, struct mark open, struct mark k, uint64_t m)
 {
 	uint64_t n = s->lookback, lo = n && k.idx >= n ? k.idx - n + 1 : 0;
@@ -484,7 +513,9 @@ static int close_region(struct inplace *s, struct mark open, struct mark k, uint
 			return ip_lookback_error(s, open, k, m);
 		j = (struct mark){ STREAM_HEADER_SIZE, 0 };
 	}
-	return sort_window_at(s, j, k);
+	if (sort_window_at(s, j, k) < 0)
+		return -1;
+	return lo ? drop_unreachable(s, lo) : 0;
 }
 
 static int ip_cut_short(struct inplace *s, uint64_t off)
@@ -513,6 +544,55 @@ static void follow(struct inplace *s, uint64_t off)
 		madvise((void *)(s->map + s->dropped), (size_t)(b - s->dropped), MADV_DONTNEED);
 		s->dropped = b;
 	}
+}
+
+static int journal_replay(const char *path, const char *jpath, const char *name, const struct sort_opts *o,
+			  int pending);
+
+/* Whether the events from off on are whole, the one error a sort without
+ * a look-back limit can still meet: -1 after the message the walk would
+ * give. The pages walked are given back, as the walk does. */
+static int check_rest(struct inplace *s, uint64_t off)
+{
+	uint64_t from = (s->populated + MAP_CHUNK - 1) & ~(uint64_t)(MAP_CHUNK - 1);
+	while (off < s->size) {
+		uint64_t n = 0;
+		off = ev_skip(s->map, off, s->size, UINT64_MAX, &n);
+		if (off > from + MAP_CHUNK) {
+			uint64_t b = off & ~(uint64_t)(MAP_CHUNK - 1);
+			madvise((void *)(s->map + from), (size_t)(b - from), MADV_DONTNEED);
+			from = b;
+		}
+		if (off >= s->size)
+			break;
+		const uint8_t *e = s->map + off;
+		if (s->size - off < EV_HEADER_SIZE || s->size - off < ev_head_size(e[0]) ||
+		    s->size - off < ev_size(e))
+			return ip_cut_short(s, off);
+		off += ev_size(e);
+	}
+	return 0;
+}
+
+/* The patches so far: to the journal, committed, and written in place
+ * (once the rest of the stream is known to be whole, so that a sort that
+ * fails leaves the stream as it was); the view is the stream again, so
+ * memory stays bounded however many regions a stream has. off: where the
+ * walk goes on. */
+static int checkpoint(struct inplace *s, uint64_t off)
+{
+	if (!s->rest_checked && check_rest(s, off) < 0)
+		return -1;
+	s->rest_checked = 1;
+	s->st->checkpoints++;
+	if (spill_all(s, s->np) < 0)
+		return -1;
+	s->np = 0;
+	if (journal_commit(s) < 0)
+		return -1;
+	close(s->j.fd);
+	s->j.fd = -1;
+	return journal_replay(s->path, s->j.path, s->name, s->o, 0);
 }
 
 enum { IP_SORTED, IP_OPEN, IP_INSIDE };
@@ -564,6 +644,8 @@ static int scan_stream(struct inplace *s)
 		if (state == IP_INSIDE) {
 			s->st->regions++;
 			if (close_region(s, open, here, m) < 0)
+				return -1;
+			if (!s->lookback && s->np >= s->pmax && checkpoint(s, off) < 0)
 				return -1;
 		}
 		state = IP_SORTED;
@@ -750,11 +832,10 @@ static int sort_to_journal(struct inplace *s)
 	madvise(m, (size_t)s->size, MADV_SEQUENTIAL);
 	if (scan_stream(s) < 0)
 		return -1;
-	if (!s->st->changed)
+	if (!s->np) /* nothing sorted, or all written at checkpoints */
 		return 0;
-	for (size_t i = 0; i < s->np; i++)
-		if (s->p[i].data && spill(s, &s->p[i]) < 0)
-			return -1;
+	if (spill_all(s, s->np) < 0)
+		return -1;
 	return journal_commit(s) < 0 ? -1 : 1;
 }
 
@@ -792,6 +873,8 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 	s->ring_cap = o->mem ? 2 + o->mem / 256 % (RING - 2) : RING;
 	s->skip = o->mem ? 1 + o->mem % 5 : SKIP_EVENTS;
 	s->spill = o->mem ? o->mem : SPILL_MEM;
+	s->pmax = o->mem ? 1 + o->mem / 300 % 3 : PATCH_MAX;
+	s->pdrop = o->mem ? 1 + o->mem / 1000 : PATCH_DROP;
 	/* A journal not yet renamed: the stream was never touched. */
 	unlink(jtmp);
 	if (journal_replay(real, jpath, name, o, 1) == 0) {

@@ -63,6 +63,8 @@ struct sort_stats {
 	uint64_t max_window; /* events in the largest window that had to be sorted */
 	uint64_t open_off; /* offset of the OU[ of a region left open at the end, or UINT64_MAX */
 	size_t peak_mem; /* largest buffer + index held, in bytes */
+	uint64_t checkpoints; /* sort_file: times the sorted windows were written in place before the end */
+	uint64_t dropped; /* sort_file: sorted windows that left memory out of the look-back's reach */
 	int changed; /* some byte of the output differs from the input */
 };
 
@@ -99,7 +101,12 @@ int sort_mem(uint8_t *buf, size_t len, uint64_t start, const struct sort_opts *o
  * an interrupted sort is checked and written first; a damaged one is an
  * error and the stream is not touched. A stream that needs no change is
  * not written. Memory: the largest window, 1 MiB of sorted windows not yet
- * in the journal, and 40 bytes per sorted window. Returns 0, or -1 after a
+ * in the journal, and 48 bytes per sorted window held: with a look-back
+ * limit, those in its reach; without, up to 65536, when the journal is
+ * written in place (a checkpoint) and the walk goes on. A checkpoint
+ * comes once the rest of the stream is known to be whole, so a bad stream
+ * is left as it was; only a failure to write after a checkpoint leaves
+ * some regions sorted (sorting again finishes). Returns 0, or -1 after a
  * message. */
 int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st);
 

@@ -578,6 +578,7 @@ static void test_random_files(void)
 	snprintf(path, sizeof(path), "%s/stream.obs", dir);
 	snprintf(journal, sizeof(journal), "%s%s", path, SORT_JOURNAL_SUFFIX);
 	int fail = 0, fail_err = 0, fail_kept = 0, moved = 0, errors = 0;
+	uint64_t checkpoints = 0;
 	quiet(1);
 	for (int round = 0; round < ROUNDS; round++) {
 		size_t n = gen(e, round % 10 == 0 ? MAXEV : 60);
@@ -595,6 +596,7 @@ static void test_random_files(void)
 		struct sort_opts o = { .name = "random", .lookback = lb, .mem = mems[round % 4] };
 		struct sort_stats st;
 		int rc = sort_file(path, &o, &st);
+		checkpoints += st.checkpoints;
 		size_t glen = read_file(path, got, sizeof(got));
 		if (rc != mrc)
 			fail_err++;
@@ -611,9 +613,78 @@ static void test_random_files(void)
 	rmdir(dir);
 	CHECK(errors > 3 && moved > ROUNDS / 10, "files: random streams cover look-back errors (%d) and moves (%d)", errors,
 	      moved);
+	CHECK(checkpoints > 10, "files: the random streams cover checkpoints (%llu)", (unsigned long long)checkpoints);
 	CHECK_INT(fail_err, 0, "files: sort_file fails exactly when the model does");
 	CHECK_INT(fail, 0, "files: sort_file writes the model's bytes in place");
 	CHECK_INT(fail_kept, 0, "files: a failed sort leaves the stream as it was, and no journal");
+}
+
+/* A stream of n regions, each with one event that goes back, into b
+ * (header included); its sorted bytes into s. Returns the length. */
+static size_t regions(uint8_t *b, uint8_t *s, size_t n)
+{
+	static struct tev e[4 * 1000], want[4 * 1000];
+	size_t k = 0;
+	for (size_t r = 0; r < n; r++) {
+		uint64_t c = 100 + 10 * r;
+		put(&e[k], "OB.", c, 0, 0, 0), k++;
+		put(&e[k], "OU[", c + 5, 0, 0, 0), k++;
+		put(&e[k], "KCO", c + 2, 0, 0, 0), k++;
+		put(&e[k], "OU]", c + 6, 0, 0, 0), k++;
+	}
+	memcpy(want, e, k * sizeof(*e));
+	uint64_t empty;
+	model(want, k, 0, &empty);
+	stream_header(b);
+	stream_header(s);
+	flatten(want, k, s + 8);
+	return 8 + flatten(e, k, b + 8);
+}
+
+/* Memory follows the patches held, not the regions of the stream: without
+ * a look-back limit, checkpoints; with one, windows out of its reach leave.
+ * A cut stream that would need checkpoints is refused untouched. */
+static void test_bounded(void)
+{
+	static uint8_t in[1000 * 4 * 12 + 8], exp[sizeof(in)], got[sizeof(in)];
+	char dir[] = "/tmp/test_sort_bounded.XXXXXX", path[64];
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/stream.obs", dir);
+	for (uint64_t lb = 0; lb <= 8; lb += 8) {
+		size_t peak[2];
+		const size_t counts[2] = { 100, 1000 };
+		for (int i = 0; i < 2; i++) {
+			size_t len = regions(in, exp, counts[i]);
+			write_file(path, in, len, 0644);
+			struct sort_opts o = { .name = "bounded", .lookback = lb, .mem = 300 };
+			struct sort_stats st;
+			CHECK_INT(sort_file(path, &o, &st), 0, "bounded, -n %llu: %zu regions sort",
+				  (unsigned long long)lb, counts[i]);
+			CHECK(read_file(path, got, sizeof(got)) == len && memcmp(got, exp, len) == 0,
+			      "bounded, -n %llu: %zu regions: the model's bytes", (unsigned long long)lb, counts[i]);
+			CHECK(lb ? st.dropped + 10 > counts[i] && !st.checkpoints : st.checkpoints * 2 == counts[i],
+			      "bounded, -n %llu: %llu checkpoints, %llu windows left memory", (unsigned long long)lb,
+			      (unsigned long long)st.checkpoints, (unsigned long long)st.dropped);
+			peak[i] = st.peak_mem;
+		}
+		CHECK(peak[1] == peak[0], "bounded, -n %llu: 10 times the regions, the same peak memory (%zu, %zu bytes)",
+		      (unsigned long long)lb, peak[0], peak[1]);
+	}
+
+	size_t len = regions(in, exp, 1000);
+	write_file(path, in, len - 5, 0644); /* the last OU] cut */
+	struct sort_opts o = { .name = "bounded", .mem = 300 };
+	struct sort_stats st;
+	quiet(1);
+	CHECK_INT(sort_file(path, &o, &st), -1, "bounded: a stream cut at its end fails");
+	quiet(0);
+	CHECK(read_file(path, got, sizeof(got)) == len - 5 && memcmp(got, in, len - 5) == 0 && st.checkpoints == 0,
+	      "bounded: and is left as it was, no checkpoint written");
+	unlink(path);
+	rmdir(dir);
 }
 
 int main(void)
@@ -624,5 +695,6 @@ int main(void)
 	test_truncated();
 	test_files();
 	test_random_files();
+	test_bounded();
 	return t_done();
 }
