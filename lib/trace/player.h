@@ -125,6 +125,24 @@ static inline struct player_node player_heap_pushpop(struct player *p, int64_t s
 	return top;
 }
 
+/* Whether push(x) then pop() leave the heap as it was when x is below the
+ * root: x rises to the root and leaves, and the node pulled up from the
+ * end must sift back down the same path, which takes strict orders along
+ * it (a tie would swap nodes, and ties decide the order of later pops). */
+static inline int player_heap_keeps(const struct player *p)
+{
+	const struct player_node *h = p->heap;
+	size_t q = (p->size + 1) / 2; /* the parent of the slot a push fills */
+	if (q <= 1)
+		return 1;
+	if (!(h[q / 2].sclock < h[q].sclock))
+		return 0;
+	for (size_t c = q; c > 1; c /= 2)
+		if ((c & 1) && !(h[c / 2].sclock < h[c - 1].sclock))
+			return 0;
+	return 1;
+}
+
 /* 1 = *out holds the next event, 0 = all streams ended, -1 = error
  * (reported). Inline, as the loops of emu, dump and top call it per event:
  * the event stays where the reader decoded it (out->ev points there), no
@@ -136,7 +154,14 @@ static inline int player_next(struct player *p, struct player_ev *out)
 		size_t s = (size_t)p->pending;
 		int r = sr_next(&p->readers[s], &p->cur[s]);
 		if (r > 0) {
-			node = player_heap_pushpop(p, player_sclock(p, s), s);
+			int64_t sclock = player_sclock(p, s);
+			/* the stream goes on before all others: no heap work */
+			if (p->size == 0 || (sclock < p->heap[1].sclock && player_heap_keeps(p))) {
+				node.sclock = sclock;
+				node.stream = s;
+			} else {
+				node = player_heap_pushpop(p, sclock, s);
+			}
 			goto got;
 		}
 		p->pending = -1;
