@@ -2,8 +2,11 @@
  * output follows it (or holds the default when none is picked). Only the
  * picked input forwards its changes: an input channel keeps the list of
  * muxes picking it now (its fan), so a change costs nothing for the muxes
- * that do not show it (a CPU mux has every thread of its node as input). The output accepts several writes per
- * propagation and duplicates (CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP). */
+ * that do not show it (a CPU mux has every thread of its node as input).
+ * An input that is dropped stays in the fan until the channel next changes
+ * (skipped, then removed): a thread paused and resumed on the same CPU
+ * costs no fan update. The output accepts several writes per propagation
+ * and duplicates (CHAN_DIRTY_WRITE | CHAN_ALLOW_DUP). */
 #ifndef OVNI_CHAN_MUX_H
 #define OVNI_CHAN_MUX_H
 
@@ -19,6 +22,8 @@ struct mux_input {
 	struct chan *chan; /* NULL: never picked */
 	size_t index;
 	uint64_t seq; /* when it was set up: orders the muxes of one channel */
+	uint8_t on; /* its mux picks it now */
+	uint8_t in_fan; /* in its channel's fan (picked now, or until the channel next changes) */
 };
 
 /* Picks the input for the select value sel: *out = the input, or NULL for
@@ -39,6 +44,10 @@ struct mux {
 	void *arg; /* for fn */
 	int64_t base; /* for mux_select_index: input = value - base */
 	struct value def;
+	/* Muxes hooked one right after another to one select run from one
+	 * callback, in that order: next is the following one, and the first
+	 * keeps the last (a thread state picks for every track of it). */
+	struct mux *next, *last;
 };
 
 /* The default select function: the int64 value minus m->base is the input
