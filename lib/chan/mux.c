@@ -113,10 +113,8 @@ static int repick(struct mux *m, struct mux_input *in)
 /* What m picks for the select value sel (NULL: none), or -1 after failf. */
 static inline int pick(struct mux *m, struct value sel, struct mux_input **in)
 {
-	if (m->sel == MUX_SEL_RUNNING)
-		*in = sel.kind == VALUE_INT64 && sel.i == 1 ? m->inputs : NULL;
-	else if (m->sel == MUX_SEL_ACTIVE)
-		*in = sel.kind == VALUE_INT64 && (uint64_t)sel.i < 32 && (ACTIVE_STATES >> sel.i & 1) ? m->inputs : NULL;
+	if (m->states) /* a thread track: its one input while the state is one of these */
+		*in = sel.kind == VALUE_INT64 && (uint64_t)sel.i < 32 && (m->states >> sel.i & 1) ? m->inputs : NULL;
 	else if (m->sel == MUX_SEL_INDEX && sel.kind == VALUE_INT64 && (uint64_t)(sel.i - m->base) < m->ninputs)
 		*in = &m->inputs[sel.i - m->base];
 	else /* null, an error, or a select of the caller's */
@@ -124,20 +122,46 @@ static inline int pick(struct mux *m, struct value sel, struct mux_input **in)
 	return 0;
 }
 
+/* What chan_set_any(o, v) does, for a dirty callback of a channel of q's
+ * bay: the counts of q stay in the caller's registers (*n, *nd). */
+static inline void set_output(struct chan *o, struct value v, struct chan_queue *q, size_t *n, size_t *nd)
+{
+	o->cur = v;
+	if (o->dirty)
+		return;
+	o->dirty = 1;
+	if (o->queue != q) { /* another bay or none: the general way */
+		q->n = *n;
+		q->nd = *nd;
+		chan_enqueue(o);
+		*n = q->n;
+		*nd = q->nd;
+		return;
+	}
+	q->v[(*n)++] = o;
+	if (o->on_dirty.fn)
+		q->d[(*nd)++] = o;
+}
+
 /* The select changed: every mux of the chain from arg picks again. */
 static int on_select(struct chan *c, void *arg)
 {
 	struct value sel = chan_read(c);
+	struct chan_queue *q = c->queue; /* c is being propagated */
+	size_t n = q->n, nd = q->nd;
+	int rc = 0;
 	for (struct mux *m = arg; m; m = m->next) {
 		struct mux_input *in;
-		if (pick(m, sel, &in) != 0)
-			return -1;
-		if (in != m->picked && repick(m, in) != 0)
-			return -1;
+		if (pick(m, sel, &in) != 0 || (in != m->picked && repick(m, in) != 0)) {
+			rc = -1;
+			break;
+		}
 		/* the output takes any value (mux_init): no checks to fail */
-		chan_set_any(m->output, in && in->chan ? chan_read(in->chan) : m->def);
+		set_output(m->output, in && in->chan ? chan_read(in->chan) : m->def, q, &n, &nd);
 	}
-	return 0;
+	q->n = n;
+	q->nd = nd;
+	return rc;
 }
 
 /* Joins the chain of the last callback of select, or starts one. */
@@ -162,32 +186,14 @@ static int on_input(struct chan *c, void *arg)
 	(void)arg;
 	struct chan_fan *f = c->fan;
 	struct value v = chan_read(c);
-	/* c is being propagated, so c->queue is its bay's: the outputs of
-	 * that bay are queued with the counts kept in registers (chan_set_any) */
-	struct chan_queue *q = c->queue;
+	struct chan_queue *q = c->queue; /* c is being propagated */
 	size_t n = q->n, nd = q->nd;
 	int stale = 0;
 	for (size_t i = 0; i < f->n; i++) {
-		if (!f->v[i]->on) {
+		if (f->v[i]->on)
+			set_output(f->out[i], v, q, &n, &nd);
+		else
 			stale = 1;
-			continue;
-		}
-		struct chan *o = f->out[i];
-		o->cur = v;
-		if (o->dirty)
-			continue;
-		o->dirty = 1;
-		if (o->queue != q) { /* another bay or none: the general way */
-			q->n = n;
-			q->nd = nd;
-			chan_enqueue(o);
-			n = q->n;
-			nd = q->nd;
-			continue;
-		}
-		q->v[n++] = o;
-		if (o->on_dirty.fn)
-			q->d[nd++] = o;
 	}
 	q->n = n;
 	q->nd = nd;
@@ -207,6 +213,7 @@ int mux_init(struct mux *m, struct chan *select, struct chan *output,
 	m->fn = fn ? fn : mux_select_index;
 	m->sel = m->fn == mux_select_index ? MUX_SEL_INDEX : m->fn == mux_select_running ? MUX_SEL_RUNNING
 		: m->fn == mux_select_active ? MUX_SEL_ACTIVE : MUX_SEL_FN;
+	m->states = m->sel == MUX_SEL_RUNNING ? 1u << 1 : m->sel == MUX_SEL_ACTIVE ? ACTIVE_STATES : 0;
 	m->def = value_null();
 	m->ninputs = ninputs;
 	m->inputs = calloc(ninputs ? ninputs : 1, sizeof(*m->inputs));

@@ -37,6 +37,7 @@ enum mux_sel { MUX_SEL_FN, MUX_SEL_INDEX, MUX_SEL_RUNNING, MUX_SEL_ACTIVE };
 struct mux {
 	struct chan *select, *output;
 	int sel; /* enum mux_sel */
+	uint32_t states; /* RUNNING and ACTIVE: the thread states (as bits) that pick input 0 */
 	struct mux_input *inputs;
 	size_t ninputs;
 	struct mux_input *picked;
