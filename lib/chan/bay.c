@@ -112,7 +112,7 @@ static __attribute__((noinline, cold)) int abandon(struct chan_queue *q, size_t 
 	return -1;
 }
 
-int bay_propagate(struct bay *b)
+int bay_propagate_queue(struct bay *b)
 {
 	struct chan_queue *q = &b->q;
 	/* q->nd grows while the dirty callbacks queue more channels */
