@@ -117,7 +117,9 @@ static inline int pick(struct mux *m, struct value sel, struct mux_input **in)
 		*in = sel.kind == VALUE_INT64 && (uint64_t)sel.i < 32 && (m->states >> sel.i & 1) ? m->inputs : NULL;
 	else if (m->sel == MUX_SEL_INDEX && sel.kind == VALUE_INT64 && (uint64_t)(sel.i - m->base) < m->ninputs)
 		*in = &m->inputs[sel.i - m->base];
-	else /* null, an error, or a select of the caller's */
+	else if (m->sel == MUX_SEL_INDEX && sel.kind == VALUE_NULL) /* a CPU with no thread running */
+		*in = NULL;
+	else /* an error, or a select of the caller's */
 		return m->fn(m, sel, in);
 	return 0;
 }
