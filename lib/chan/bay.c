@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fail.h"
+#include "chan/mux.h"
 
 int bay_init(struct bay *b)
 {
@@ -118,7 +119,9 @@ int bay_propagate_queue(struct bay *b)
 	/* q->nd grows while the dirty callbacks queue more channels */
 	for (size_t i = 0; i < q->nd; i++) {
 		struct chan *c = q->d[i];
-		if (c->on_dirty.fn(c, c->on_dirty.arg) != 0)
+		if (c->on_dirty.fn == mux_on_input) /* most are: no call */
+			mux_fan_out(c);
+		else if (c->on_dirty.fn(c, c->on_dirty.arg) != 0)
 			return abandon(q, 0);
 	}
 	/* emit callbacks only read their own channel: flush it right after */

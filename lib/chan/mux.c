@@ -51,7 +51,7 @@ static void fan_remove(struct chan_fan *f, struct mux_input *in)
 }
 
 /* Drops the inputs no longer picked, keeping the order of the others. */
-static __attribute__((noinline)) void fan_prune(struct chan_fan *f)
+void mux_fan_prune(struct chan_fan *f)
 {
 	size_t j = 0;
 	for (size_t i = 0; i < f->n; i++) {
@@ -124,27 +124,6 @@ static inline int pick(struct mux *m, struct value sel, struct mux_input **in)
 	return 0;
 }
 
-/* What chan_set_any(o, v) does, for a dirty callback of a channel of q's
- * bay: the counts of q stay in the caller's registers (*n, *nd). */
-static inline void set_output(struct chan *o, struct value v, struct chan_queue *q, size_t *n, size_t *nd)
-{
-	o->cur = v;
-	if (o->dirty)
-		return;
-	o->dirty = 1;
-	if (o->queue != q) { /* another bay or none: the general way */
-		q->n = *n;
-		q->nd = *nd;
-		chan_enqueue(o);
-		*n = q->n;
-		*nd = q->nd;
-		return;
-	}
-	q->v[(*n)++] = o;
-	if (o->on_dirty.fn)
-		q->d[(*nd)++] = o;
-}
-
 /* The select changed: every mux of the chain from arg picks again. */
 static int on_select(struct chan *c, void *arg)
 {
@@ -159,7 +138,7 @@ static int on_select(struct chan *c, void *arg)
 			break;
 		}
 		/* the output takes any value (mux_init): no checks to fail */
-		set_output(m->output, in && in->chan ? chan_read(in->chan) : m->def, q, &n, &nd);
+		mux_set_output(m->output, in && in->chan ? chan_read(in->chan) : m->def, q, &n, &nd);
 	}
 	q->n = n;
 	q->nd = nd;
@@ -180,27 +159,10 @@ static int hook_select(struct mux *m, struct chan *select)
 	return chan_on_dirty(select, on_select, m);
 }
 
-/* The fan holds the inputs their muxes pick now (and dropped ones, skipped
- * and then pruned), so each output takes c's value (what on_select would
- * read) without asking. */
-static int on_input(struct chan *c, void *arg)
+int mux_on_input(struct chan *c, void *arg)
 {
 	(void)arg;
-	struct chan_fan *f = c->fan;
-	struct value v = chan_read(c);
-	struct chan_queue *q = c->queue; /* c is being propagated */
-	size_t n = q->n, nd = q->nd;
-	int stale = 0;
-	for (size_t i = 0; i < f->n; i++) {
-		if (f->v[i]->on)
-			set_output(f->out[i], v, q, &n, &nd);
-		else
-			stale = 1;
-	}
-	q->n = n;
-	q->nd = nd;
-	if (stale)
-		fan_prune(f);
+	mux_fan_out(c);
 	return 0;
 }
 
@@ -253,7 +215,7 @@ int mux_set_input(struct mux *m, size_t i, struct chan *in)
 	m->inputs[i].seq = next_seq++;
 	if (!in->fan) {
 		in->fan = calloc(1, sizeof(*in->fan));
-		if (!in->fan || chan_on_dirty(in, on_input, NULL) != 0)
+		if (!in->fan || chan_on_dirty(in, mux_on_input, NULL) != 0)
 			return failf("out of memory for the mux of %s", m->output->name);
 	}
 	return 0;

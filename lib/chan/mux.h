@@ -67,4 +67,52 @@ void mux_free(struct mux *m);
 int mux_set_input(struct mux *m, size_t i, struct chan *in);
 static inline void mux_set_default(struct mux *m, struct value def) { m->def = def; }
 
+/* The dirty callback of a mux input channel: mux_fan_out(c). */
+int mux_on_input(struct chan *c, void *arg);
+/* Drops the inputs no longer picked from f, keeping the order of the others. */
+void mux_fan_prune(struct chan_fan *f);
+
+/* What chan_set_any(o, v) does, for a dirty callback of a channel of q's
+ * bay: the counts of q stay in the caller's registers (*n, *nd). */
+static inline void mux_set_output(struct chan *o, struct value v, struct chan_queue *q, size_t *n, size_t *nd)
+{
+	o->cur = v;
+	if (o->dirty)
+		return;
+	o->dirty = 1;
+	if (o->queue != q) { /* another bay or none: the general way */
+		q->n = *n;
+		q->nd = *nd;
+		chan_enqueue(o);
+		*n = q->n;
+		*nd = q->nd;
+		return;
+	}
+	q->v[(*n)++] = o;
+	if (o->on_dirty.fn)
+		q->d[(*nd)++] = o;
+}
+
+/* The fan holds the inputs their muxes pick now (and dropped ones, skipped
+ * and then pruned), so each output takes c's value (what on_select would
+ * read) without asking. Inline: the bay runs it for c without a call. */
+static inline void mux_fan_out(struct chan *c)
+{
+	struct chan_fan *f = c->fan;
+	struct value v = chan_read(c);
+	struct chan_queue *q = c->queue; /* c is being propagated */
+	size_t n = q->n, nd = q->nd;
+	int stale = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->v[i]->on)
+			mux_set_output(f->out[i], v, q, &n, &nd);
+		else
+			stale = 1;
+	}
+	q->n = n;
+	q->nd = nd;
+	if (stale)
+		mux_fan_prune(f);
+}
+
 #endif
