@@ -95,7 +95,7 @@ static __attribute__((noinline, cold)) int pop_fail(const struct chan *c, struct
 		     value_str(expected, a), value_str(c->stack[c->depth - 1], b));
 }
 
-int chan_pop(struct chan *c, struct value expected)
+int chan_pop_slow(struct chan *c, struct value expected)
 {
 	if (c->kind != CHAN_STACK || (c->dirty && !(c->flags & CHAN_DIRTY_WRITE)) || c->depth == 0 ||
 	    !value_eq(c->stack[c->depth - 1], expected))

@@ -165,8 +165,24 @@ static inline int chan_push(struct chan *c, struct value v)
 	return 0;
 }
 
-/* Pops the top, which must equal expected. */
-int chan_pop(struct chan *c, struct value expected);
+/* The general case of chan_pop: checks that fail, second writes, duplicates. */
+int chan_pop_slow(struct chan *c, struct value expected);
+
+/* Pops the top, which must equal expected. Inline: the common case is a
+ * first write this propagation that exposes a different value. */
+static inline int chan_pop(struct chan *c, struct value expected)
+{
+	if (c->kind != CHAN_STACK || c->dirty || c->depth == 0 || !value_eq(c->stack[c->depth - 1], expected))
+		return chan_pop_slow(c, expected);
+	struct value next = c->depth > 1 ? c->stack[c->depth - 2] : value_null();
+	if (value_eq(next, c->last))
+		return chan_pop_slow(c, expected);
+	c->depth--;
+	c->cur = next;
+	c->dirty = 1;
+	chan_enqueue(c);
+	return 0;
+}
 
 static inline struct value chan_read(const struct chan *c) { return c->cur; }
 
