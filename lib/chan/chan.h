@@ -14,6 +14,10 @@
 #define CHAN_DIRTY_WRITE 1u /* may be written again before the flush */
 #define CHAN_ALLOW_DUP 2u /* writing the last flushed value is accepted */
 #define CHAN_IGNORE_DUP 4u /* writing the last flushed value does nothing */
+/* Set by chan_emit_settles, cleared by any new callback: the one callback
+ * of the channel drops a rewrite of the last flushed value, so a writer
+ * may leave the channel clean instead (mux outputs do). */
+#define CHAN_QUIET_DUP 8u
 
 #define CHAN_STACK_MAX 512
 
@@ -197,5 +201,9 @@ static inline void chan_flush(struct chan *c)
  * emit stage. -1 without memory. */
 int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg);
 int chan_on_emit(struct chan *c, chan_cb_fn fn, void *arg);
+/* The emit callback fn(c, arg), which from now on drops any rewrite of the
+ * last value, is replaced by next; when it is the only callback of c, c
+ * gets CHAN_QUIET_DUP. */
+void chan_emit_settles(struct chan *c, chan_cb_fn fn, void *arg, chan_cb_fn next);
 
 #endif

@@ -138,7 +138,12 @@ static int on_select(struct chan *c, void *arg)
 			break;
 		}
 		/* the output takes any value (mux_init): no checks to fail */
-		mux_set_output(m->output, in && in->chan ? chan_read(in->chan) : m->def, q, &n, &nd);
+		struct chan *o = m->output;
+		struct value v = in && in->chan ? chan_read(in->chan) : m->def;
+		/* a new pick often shows the same (null): its one callback would drop it */
+		if (!o->dirty && (o->flags & CHAN_QUIET_DUP) && value_eq(v, o->last))
+			continue;
+		mux_set_output(o, v, q, &n, &nd);
 	}
 	q->n = n;
 	q->nd = nd;

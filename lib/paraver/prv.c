@@ -285,6 +285,16 @@ static int emit(struct chan *c, void *arg)
 	return emit_now(c, s);
 }
 
+/* emit() for a PRV_SKIPDUP sink until its first value: from then on a
+ * rewrite of the last value writes nothing, which the channel is told. */
+static int emit_first(struct chan *c, void *arg)
+{
+	int r = emit(c, arg);
+	if (r == 0)
+		chan_emit_settles(c, emit_first, arg, emit);
+	return r;
+}
+
 /* What emit() decides, for the taps and windows (off the plain path):
  * 1 = write *w, 0 = nothing to write, -1 = error. */
 static int decide(struct chan *c, struct prv_sink *s, int64_t *w)
@@ -389,7 +399,8 @@ int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned f
 	p->sinks = s;
 	s->row = row;
 	s->seq = p->nsinks++;
-	chan_cb_fn fn = p->tap ? emit_tap : p->windowed ? emit_window : emit;
+	chan_cb_fn fn = p->tap ? emit_tap : p->windowed ? emit_window
+		: (flags & (PRV_SKIPDUP | PRV_EMITDUP)) == PRV_SKIPDUP ? emit_first : emit;
 	if (chan_on_emit(c, fn, s) != 0)
 		return failf("out of memory for the Paraver output");
 	return 0;
