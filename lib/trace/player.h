@@ -14,9 +14,7 @@
 struct player_ev {
 	const struct ev *ev; /* the event, valid until the next player_next */
 	size_t stream; /* index of the stream (as given to player_init) */
-	int64_t rclock; /* raw clock */
-	int64_t sclock; /* raw clock + the stream's offset */
-	int64_t dclock; /* sclock - sclock of the first event played */
+	int64_t dclock; /* clock + the stream's offset, from that of the first event played */
 };
 
 struct player_node {
@@ -179,8 +177,6 @@ got:
 	const struct ev *ev = &p->cur[node.stream];
 	out->ev = ev;
 	out->stream = node.stream;
-	out->rclock = (int64_t)ev->clock;
-	out->sclock = node.sclock;
 	out->dclock = (int64_t)((uint64_t)node.sclock - (uint64_t)p->first_sclock);
 	return 1;
 }
