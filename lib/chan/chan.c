@@ -151,7 +151,7 @@ static void requeue_dirty(struct chan_queue *q)
 int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg)
 {
 	int first = !c->on_dirty.fn;
-	c->flags &= ~CHAN_QUIET_DUP;
+	c->flags &= ~(CHAN_QUIET_DUP | CHAN_QUIET_NULL);
 	if (cbs_add(&c->on_dirty, fn, arg) != 0)
 		return -1;
 	if (first && c->dirty && c->queue)
@@ -161,11 +161,11 @@ int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg)
 
 int chan_on_emit(struct chan *c, chan_cb_fn fn, void *arg)
 {
-	c->flags &= ~CHAN_QUIET_DUP;
+	c->flags &= ~(CHAN_QUIET_DUP | CHAN_QUIET_NULL);
 	return cbs_add(&c->on_emit, fn, arg);
 }
 
-void chan_emit_settles(struct chan *c, chan_cb_fn fn, void *arg, chan_cb_fn next)
+void chan_emit_settles(struct chan *c, chan_cb_fn fn, void *arg, chan_cb_fn next, unsigned quiet)
 {
 	struct chan_cbs *l = &c->on_emit;
 	for (uint32_t i = 0; i < l->n; i++)
@@ -174,6 +174,6 @@ void chan_emit_settles(struct chan *c, chan_cb_fn fn, void *arg, chan_cb_fn next
 	if (l->n == 1 && l->fn == fn) {
 		l->fn = next;
 		if (!c->on_dirty.fn)
-			c->flags |= CHAN_QUIET_DUP;
+			c->flags |= quiet & (CHAN_QUIET_DUP | CHAN_QUIET_NULL);
 	}
 }

@@ -15,9 +15,12 @@
 #define CHAN_ALLOW_DUP 2u /* writing the last flushed value is accepted */
 #define CHAN_IGNORE_DUP 4u /* writing the last flushed value does nothing */
 /* Set by chan_emit_settles, cleared by any new callback: the one callback
- * of the channel drops a rewrite of the last flushed value, so a writer
- * may leave the channel clean instead (mux outputs do). */
+ * of the channel drops a rewrite of the last flushed value (of a null last
+ * value, for QUIET_NULL), so a writer may leave the channel clean instead
+ * (mux outputs do). */
 #define CHAN_QUIET_DUP 8u
+#define CHAN_QUIET_NULL 16u
+
 
 #define CHAN_STACK_MAX 512
 
@@ -190,6 +193,13 @@ static inline int chan_pop(struct chan *c, struct value expected)
 
 static inline struct value chan_read(const struct chan *c) { return c->cur; }
 
+/* Whether writing v to the clean channel c would change nothing. */
+static inline int chan_quiet_write(const struct chan *c, struct value v)
+{
+	return (c->flags & (CHAN_QUIET_DUP | CHAN_QUIET_NULL)) && !c->dirty && value_eq(v, c->last) &&
+	       ((c->flags & CHAN_QUIET_DUP) || value_is_null(v));
+}
+
 /* After the emit stage: the current value becomes the last one. */
 static inline void chan_flush(struct chan *c)
 {
@@ -202,8 +212,8 @@ static inline void chan_flush(struct chan *c)
 int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg);
 int chan_on_emit(struct chan *c, chan_cb_fn fn, void *arg);
 /* The emit callback fn(c, arg), which from now on drops any rewrite of the
- * last value, is replaced by next; when it is the only callback of c, c
- * gets CHAN_QUIET_DUP. */
-void chan_emit_settles(struct chan *c, chan_cb_fn fn, void *arg, chan_cb_fn next);
+ * last value (quiet CHAN_QUIET_DUP) or of a null one (CHAN_QUIET_NULL), is
+ * replaced by next; when it is the only callback of c, c gets quiet. */
+void chan_emit_settles(struct chan *c, chan_cb_fn fn, void *arg, chan_cb_fn next, unsigned quiet);
 
 #endif

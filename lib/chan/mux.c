@@ -141,7 +141,7 @@ static int on_select(struct chan *c, void *arg)
 		struct chan *o = m->output;
 		struct value v = in && in->chan ? chan_read(in->chan) : m->def;
 		/* a new pick often shows the same (null): its one callback would drop it */
-		if (!o->dirty && (o->flags & CHAN_QUIET_DUP) && value_eq(v, o->last))
+		if (chan_quiet_write(o, v))
 			continue;
 		mux_set_output(o, v, q, &n, &nd);
 	}

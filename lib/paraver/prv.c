@@ -285,13 +285,16 @@ static int emit(struct chan *c, void *arg)
 	return emit_now(c, s);
 }
 
-/* emit() for a PRV_SKIPDUP sink until its first value: from then on a
- * rewrite of the last value writes nothing, which the channel is told. */
+/* emit() for a PRV_SKIPDUP or PRV_SKIPDUPNULL sink until its first value:
+ * from then on a rewrite of the last value (a null one) writes nothing,
+ * which the channel is told. */
 static int emit_first(struct chan *c, void *arg)
 {
+	const struct prv_sink *s = arg;
 	int r = emit(c, arg);
 	if (r == 0)
-		chan_emit_settles(c, emit_first, arg, emit);
+		chan_emit_settles(c, emit_first, arg, emit,
+				  s->flags & PRV_SKIPDUP ? CHAN_QUIET_DUP : CHAN_QUIET_NULL);
 	return r;
 }
 
@@ -400,7 +403,7 @@ int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned f
 	s->row = row;
 	s->seq = p->nsinks++;
 	chan_cb_fn fn = p->tap ? emit_tap : p->windowed ? emit_window
-		: (flags & (PRV_SKIPDUP | PRV_EMITDUP)) == PRV_SKIPDUP ? emit_first : emit;
+		: (flags & (PRV_SKIPDUP | PRV_SKIPDUPNULL)) && !(flags & PRV_EMITDUP) ? emit_first : emit;
 	if (chan_on_emit(c, fn, s) != 0)
 		return failf("out of memory for the Paraver output");
 	return 0;
