@@ -12,6 +12,7 @@
 
 struct prv_sink {
 	struct prv *prv;
+	const int64_t *now; /* prv->now, one load nearer */
 	struct value last; /* kind -1 before the first write: equals no value */
 	int64_t add; /* 1 with PRV_NEXT */
 	int zero_kind; /* VALUE_INT64 if an integer 0 is an error, else -1 */
@@ -123,6 +124,13 @@ int prv_open_tap(struct prv *p, const char *name, size_t nrows, const struct prv
 		return -1;
 	}
 	return 0;
+}
+
+void prv_share_clock(struct prv *p, const int64_t *clock)
+{
+	p->now = clock;
+	for (struct prv_sink *s = p->sinks; s; s = s->next)
+		s->now = clock;
 }
 
 void prv_set_window(struct prv *p, int64_t from, int64_t to)
@@ -264,7 +272,7 @@ static inline int emit_now(struct chan *c, struct prv_sink *s)
 /* The first line at a new time formats it for all. */
 static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv_sink *s)
 {
-	tcache_set(*s->prv->now);
+	tcache_set(*s->now);
 	return emit_now(c, s);
 }
 
@@ -280,7 +288,7 @@ static int emit(struct chan *c, void *arg)
 		if (value_is_null(v))
 			return 0;
 	}
-	if (*s->prv->now != tcache.time)
+	if (*s->now != tcache.time)
 		return emit_at_new_time(c, s);
 	return emit_now(c, s);
 }
@@ -390,6 +398,7 @@ int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned f
 	if (!s)
 		return failf("out of memory for the Paraver output");
 	s->prv = p;
+	s->now = p->now;
 	s->flags = flags;
 	s->type = type;
 	s->last.kind = -1;
