@@ -136,7 +136,7 @@ static int dumper_open(struct dumper *d, const struct opts *o)
 
 static int keep(struct dumper *d, const struct opts *o, const struct player_ev *pe)
 {
-	if (pe->rclock < o->from || pe->rclock > o->to)
+	if ((int64_t)pe->ev->clock < o->from || (int64_t)pe->ev->clock > o->to)
 		return 0;
 	return !d->has_mcv || mcv_filter_match(&d->mcv, pe->ev->mcv);
 }
@@ -180,7 +180,7 @@ static int play(struct dumper *d, struct opts *o, struct out *out)
 		return r;
 	}
 	while ((r = player_next(&p, &pe)) == 1 && !out->err) {
-		if (windowed && pe.rclock >= o->from && pe.rclock <= o->to)
+		if (windowed && (int64_t)pe.ev->clock >= o->from && (int64_t)pe.ev->clock <= o->to)
 			inside++;
 		if (filtered && !keep(d, o, &pe))
 			continue;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fail.h"
+#include "chan/mux.h"
 
 int bay_init(struct bay *b)
 {
@@ -112,13 +113,15 @@ static __attribute__((noinline, cold)) int abandon(struct chan_queue *q, size_t 
 	return -1;
 }
 
-int bay_propagate(struct bay *b)
+int bay_propagate_queue(struct bay *b)
 {
 	struct chan_queue *q = &b->q;
 	/* q->nd grows while the dirty callbacks queue more channels */
 	for (size_t i = 0; i < q->nd; i++) {
 		struct chan *c = q->d[i];
-		if (c->on_dirty.fn(c, c->on_dirty.arg) != 0)
+		if (c->on_dirty.fn == mux_on_input) /* most are: no call */
+			mux_fan_out(c);
+		else if (c->on_dirty.fn(c, c->on_dirty.arg) != 0)
 			return abandon(q, 0);
 	}
 	/* emit callbacks only read their own channel: flush it right after */

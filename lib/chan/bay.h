@@ -23,7 +23,14 @@ void bay_free(struct bay *b);
 int bay_add(struct bay *b, struct chan *c);
 struct chan *bay_find(const struct bay *b, const char *name);
 
-/* 0, or -1 after failf (a callback failed). */
-int bay_propagate(struct bay *b);
+/* The general case of bay_propagate: some channel is dirty. */
+int bay_propagate_queue(struct bay *b);
+
+/* 0, or -1 after failf (a callback failed). Inline: many events (bursts,
+ * declarations) leave every channel clean. */
+static inline int bay_propagate(struct bay *b)
+{
+	return b->q.n ? bay_propagate_queue(b) : 0;
+}
 
 #endif

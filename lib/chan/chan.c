@@ -95,7 +95,7 @@ static __attribute__((noinline, cold)) int pop_fail(const struct chan *c, struct
 		     value_str(expected, a), value_str(c->stack[c->depth - 1], b));
 }
 
-int chan_pop(struct chan *c, struct value expected)
+int chan_pop_slow(struct chan *c, struct value expected)
 {
 	if (c->kind != CHAN_STACK || (c->dirty && !(c->flags & CHAN_DIRTY_WRITE)) || c->depth == 0 ||
 	    !value_eq(c->stack[c->depth - 1], expected))
@@ -151,6 +151,7 @@ static void requeue_dirty(struct chan_queue *q)
 int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg)
 {
 	int first = !c->on_dirty.fn;
+	c->flags &= ~(CHAN_QUIET_DUP | CHAN_QUIET_NULL);
 	if (cbs_add(&c->on_dirty, fn, arg) != 0)
 		return -1;
 	if (first && c->dirty && c->queue)
@@ -160,5 +161,19 @@ int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg)
 
 int chan_on_emit(struct chan *c, chan_cb_fn fn, void *arg)
 {
+	c->flags &= ~(CHAN_QUIET_DUP | CHAN_QUIET_NULL);
 	return cbs_add(&c->on_emit, fn, arg);
+}
+
+void chan_emit_settles(struct chan *c, chan_cb_fn fn, void *arg, chan_cb_fn next, unsigned quiet)
+{
+	struct chan_cbs *l = &c->on_emit;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i].fn == fn && l->v[i].arg == arg)
+			l->v[i].fn = next;
+	if (l->n == 1 && l->fn == fn) {
+		l->fn = next;
+		if (!c->on_dirty.fn)
+			c->flags |= quiet & (CHAN_QUIET_DUP | CHAN_QUIET_NULL);
+	}
 }

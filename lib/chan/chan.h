@@ -14,6 +14,13 @@
 #define CHAN_DIRTY_WRITE 1u /* may be written again before the flush */
 #define CHAN_ALLOW_DUP 2u /* writing the last flushed value is accepted */
 #define CHAN_IGNORE_DUP 4u /* writing the last flushed value does nothing */
+/* Set by chan_emit_settles, cleared by any new callback: the one callback
+ * of the channel drops a rewrite of the last flushed value (of a null last
+ * value, for QUIET_NULL), so a writer may leave the channel clean instead
+ * (mux outputs do). */
+#define CHAN_QUIET_DUP 8u
+#define CHAN_QUIET_NULL 16u
+
 
 #define CHAN_STACK_MAX 512
 
@@ -165,10 +172,33 @@ static inline int chan_push(struct chan *c, struct value v)
 	return 0;
 }
 
-/* Pops the top, which must equal expected. */
-int chan_pop(struct chan *c, struct value expected);
+/* The general case of chan_pop: checks that fail, second writes, duplicates. */
+int chan_pop_slow(struct chan *c, struct value expected);
+
+/* Pops the top, which must equal expected. Inline: the common case is a
+ * first write this propagation that exposes a different value. */
+static inline int chan_pop(struct chan *c, struct value expected)
+{
+	if (c->kind != CHAN_STACK || c->dirty || c->depth == 0 || !value_eq(c->stack[c->depth - 1], expected))
+		return chan_pop_slow(c, expected);
+	struct value next = c->depth > 1 ? c->stack[c->depth - 2] : value_null();
+	if (value_eq(next, c->last))
+		return chan_pop_slow(c, expected);
+	c->depth--;
+	c->cur = next;
+	c->dirty = 1;
+	chan_enqueue(c);
+	return 0;
+}
 
 static inline struct value chan_read(const struct chan *c) { return c->cur; }
+
+/* Whether writing v to the clean channel c would change nothing. */
+static inline int chan_quiet_write(const struct chan *c, struct value v)
+{
+	return (c->flags & (CHAN_QUIET_DUP | CHAN_QUIET_NULL)) && !c->dirty && value_eq(v, c->last) &&
+	       ((c->flags & CHAN_QUIET_DUP) || value_is_null(v));
+}
 
 /* After the emit stage: the current value becomes the last one. */
 static inline void chan_flush(struct chan *c)
@@ -181,5 +211,9 @@ static inline void chan_flush(struct chan *c)
  * emit stage. -1 without memory. */
 int chan_on_dirty(struct chan *c, chan_cb_fn fn, void *arg);
 int chan_on_emit(struct chan *c, chan_cb_fn fn, void *arg);
+/* The emit callback fn(c, arg), which from now on drops any rewrite of the
+ * last value (quiet CHAN_QUIET_DUP) or of a null one (CHAN_QUIET_NULL), is
+ * replaced by next; when it is the only callback of c, c gets quiet. */
+void chan_emit_settles(struct chan *c, chan_cb_fn fn, void *arg, chan_cb_fn next, unsigned quiet);
 
 #endif

@@ -241,6 +241,7 @@ static int enable_models(struct emu *e)
 		if (r < 0)
 			return -1;
 		e->enabled[id] = r;
+		e->event_of[id] = r ? m->event : NULL;
 		n += (size_t)r;
 	}
 	if (e->opts.all_models)
@@ -418,9 +419,10 @@ static int step(struct emu *e)
 	e->ev = pe->ev;
 	e->last_dclock = pe->dclock; /* the clock of every .prv */
 	unsigned char id = pe->ev->mcv[0];
-	if (!e->enabled[id])
+	int (*event)(struct emu *) = e->event_of[id];
+	if (!event)
 		return fail_no_model(e, id);
-	if (e->model[id]->event(e) != 0)
+	if (event(e) != 0)
 		return -1;
 	return bay_propagate(&e->bay);
 }
@@ -455,6 +457,7 @@ int emu_run(struct emu *e)
 	if (!e->opts.progress)
 		msg_hold(1);
 	int rc = 0;
+	uint64_t n = e->nevents; /* in a register: stored back when the loop ends */
 	for (;;) {
 		int r = player_next(&e->player, &e->pev);
 		if (r == 0)
@@ -483,9 +486,10 @@ int emu_run(struct emu *e)
 			rc = -1;
 			break;
 		}
-		if ((++e->nevents & 0x3fff) == 0)
-			progress_tick(p, bytes_read(e), e->nevents);
+		if ((++n & 0x3fff) == 0)
+			progress_tick(p, bytes_read(e), n);
 	}
+	e->nevents = n;
 	progress_clear(p);
 	msg_hold(0);
 	double t = progress_now() - p->t0;

@@ -87,6 +87,7 @@ struct emu {
 
 	const struct emu_model *model[256]; /* by model character */
 	int enabled[256];
+	int (*event_of[256])(struct emu *e); /* the event hook of each enabled model, else NULL */
 	void *mdata[256]; /* each model's state, by model character */
 
 	/* The event being played */

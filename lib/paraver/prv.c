@@ -12,14 +12,14 @@
 
 struct prv_sink {
 	struct prv *prv;
+	const int64_t *now; /* prv->now, one load nearer */
 	struct value last; /* kind -1 before the first write: equals no value */
 	int64_t add; /* 1 with PRV_NEXT */
 	int zero_kind; /* VALUE_INT64 if an integer 0 is an error, else -1 */
-	int64_t tail_value; /* what tail holds (>= 10 as unsigned); 0: nothing */
-	size_t headlen, typelen, taillen;
+	size_t headlen, typelen;
+	uint64_t tail_seed; /* where the slots of the type start (struct tail) */
 	char head[32]; /* "2:0:1:1:<row>:" */
 	char typestr[16]; /* ":<type>:" */
-	char tail[40]; /* ":<type>:<tail_value>\n" */
 	unsigned flags;
 	int type;
 	struct prv_sink *next;
@@ -126,6 +126,13 @@ int prv_open_tap(struct prv *p, const char *name, size_t nrows, const struct prv
 	return 0;
 }
 
+void prv_share_clock(struct prv *p, const int64_t *clock)
+{
+	p->now = clock;
+	for (struct prv_sink *s = p->sinks; s; s = s->next)
+		s->now = clock;
+}
+
 void prv_set_window(struct prv *p, int64_t from, int64_t to)
 {
 	p->windowed = 1;
@@ -178,10 +185,33 @@ static __attribute__((noinline)) int make_room(struct prv *p)
 	return 0;
 }
 
-/* Writes the line of w (tail holds it unless w < 10 as unsigned) with
- * fixed-size copies: each piece's buffer is copied whole, then the end
- * pointer moves by its length. */
-static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w)
+/* The ends of lines with long values (>= 10 as unsigned), ":<type>:<value>\n",
+ * by type and value: a task id or a type is written by the thread and CPU
+ * rows of every type that shows it, at its start and at every resume. A
+ * pure function of type and value, like tcache; an empty slot holds value
+ * 0, which is never long. */
+#define TAIL_SLOTS 512
+
+struct tail {
+	int64_t value;
+	int type;
+	uint32_t len;
+	char text[40];
+} __attribute__((aligned(64)));
+
+static struct tail tails[TAIL_SLOTS];
+
+/* The slot of w for the sink's type: close values (task ids) of one type
+ * take different slots, and each type starts elsewhere (tail_seed). */
+static inline struct tail *tail_slot(const struct prv_sink *s, int64_t w)
+{
+	return &tails[((uint64_t)w + s->tail_seed) % TAIL_SLOTS];
+}
+
+/* Writes the line of w with fixed-size copies: each piece's buffer is
+ * copied whole, then the end pointer moves by its length. t holds the end
+ * of the line unless w < 10 as unsigned. */
+static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w, const struct tail *t)
 {
 	char *d = p->out.buf + p->out.len;
 	memcpy(d, s->head, sizeof(s->head));
@@ -195,8 +225,8 @@ static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w)
 		d[1] = '\n';
 		d += 2;
 	} else {
-		memcpy(d, s->tail, sizeof(s->tail));
-		d += s->taillen;
+		memcpy(d, t->text, sizeof(t->text));
+		d += t->len;
 	}
 	p->out.len = (size_t)(d - p->out.buf);
 	if (p->out.cap - p->out.len < LINE_ROOM)
@@ -204,31 +234,31 @@ static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w)
 	return 0;
 }
 
-/* The last long value formatted by any sink: one change (a task id) is
- * often written by several rows and types in a row. A pure function of
- * value, like tcache. */
-static struct {
-	int64_t value;
-	size_t len;
-	char buf[24];
-} vcache = { 0, 1, "0" };
-
-/* A long value other than the last one of the sink: its tail first. */
-static __attribute__((noinline)) int put_new_tail(struct prv_sink *s, int64_t w)
+/* A long value whose end of line is not in its slot t: formatted there. */
+static __attribute__((noinline)) int put_new_tail(struct prv_sink *s, int64_t w, struct tail *t)
 {
-	if (w != vcache.value) {
-		vcache.len = put_i64(vcache.buf, w);
-		vcache.value = w;
-	}
-	memcpy(s->tail + s->typelen, vcache.buf, sizeof(vcache.buf));
-	s->taillen = s->typelen + vcache.len;
-	s->tail[s->taillen++] = '\n';
-	s->tail_value = w;
-	return put_line(s->prv, s, w);
+	memcpy(t->text, s->typestr, sizeof(s->typestr));
+	size_t n = s->typelen + put_i64(t->text + s->typelen, w);
+	t->text[n] = '\n';
+	t->len = (uint32_t)n + 1;
+	t->value = w;
+	t->type = s->type;
+	return put_line(s->prv, s, w, t);
 }
 
-/* Once the time is formatted: the value (or null) as a line. A leaf but
- * for tail calls. */
+/* A line of w at the time tcache holds. A leaf but for tail calls. */
+static inline int put_value(struct prv_sink *s, int64_t w)
+{
+	struct tail *t = NULL;
+	if ((uint64_t)w >= 10) {
+		t = tail_slot(s, w);
+		if (t->value != w || t->type != s->type)
+			return put_new_tail(s, w, t);
+	}
+	return put_line(s->prv, s, w, t);
+}
+
+/* Once the time is formatted: the value (or null) as a line. */
 static inline int emit_now(struct chan *c, struct prv_sink *s)
 {
 	struct value v = chan_read(c);
@@ -236,15 +266,13 @@ static inline int emit_now(struct chan *c, struct prv_sink *s)
 	if (w == 0 && v.kind == s->zero_kind)
 		return fail_zero(c, s);
 	s->last = v;
-	if ((uint64_t)w >= 10 && w != s->tail_value)
-		return put_new_tail(s, w);
-	return put_line(s->prv, s, w);
+	return put_value(s, w);
 }
 
 /* The first line at a new time formats it for all. */
 static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv_sink *s)
 {
-	tcache_set(*s->prv->now);
+	tcache_set(*s->now);
 	return emit_now(c, s);
 }
 
@@ -260,9 +288,22 @@ static int emit(struct chan *c, void *arg)
 		if (value_is_null(v))
 			return 0;
 	}
-	if (*s->prv->now != tcache.time)
+	if (*s->now != tcache.time)
 		return emit_at_new_time(c, s);
 	return emit_now(c, s);
+}
+
+/* emit() for a PRV_SKIPDUP or PRV_SKIPDUPNULL sink until its first value:
+ * from then on a rewrite of the last value (a null one) writes nothing,
+ * which the channel is told. */
+static int emit_first(struct chan *c, void *arg)
+{
+	const struct prv_sink *s = arg;
+	int r = emit(c, arg);
+	if (r == 0)
+		chan_emit_settles(c, emit_first, arg, emit,
+				  s->flags & PRV_SKIPDUP ? CHAN_QUIET_DUP : CHAN_QUIET_NULL);
+	return r;
 }
 
 /* What emit() decides, for the taps and windows (off the plain path):
@@ -294,14 +335,6 @@ static int emit_tap(struct chan *c, void *arg)
 		return r;
 	const struct prv_tap *t = s->prv->tap;
 	return t->line(t->arg, s->row, s->type, *s->prv->now, w);
-}
-
-/* A line of w at the time tcache holds. */
-static int put_value(struct prv_sink *s, int64_t w)
-{
-	if ((uint64_t)w >= 10 && w != s->tail_value)
-		return put_new_tail(s, w);
-	return put_line(s->prv, s, w);
 }
 
 static int by_row_then_seq(const void *a, const void *b)
@@ -365,6 +398,7 @@ int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned f
 	if (!s)
 		return failf("out of memory for the Paraver output");
 	s->prv = p;
+	s->now = p->now;
 	s->flags = flags;
 	s->type = type;
 	s->last.kind = -1;
@@ -372,12 +406,13 @@ int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned f
 	s->zero_kind = flags & PRV_ZERO ? -1 : VALUE_INT64;
 	s->headlen = (size_t)snprintf(s->head, sizeof(s->head), "2:0:1:1:%zu:", row + 1);
 	s->typelen = (size_t)snprintf(s->typestr, sizeof(s->typestr), ":%d:", type);
-	memcpy(s->tail, s->typestr, sizeof(s->typestr));
+	s->tail_seed = (uint64_t)(uint32_t)type * 97;
 	s->next = p->sinks;
 	p->sinks = s;
 	s->row = row;
 	s->seq = p->nsinks++;
-	chan_cb_fn fn = p->tap ? emit_tap : p->windowed ? emit_window : emit;
+	chan_cb_fn fn = p->tap ? emit_tap : p->windowed ? emit_window
+		: (flags & (PRV_SKIPDUP | PRV_SKIPDUPNULL)) && !(flags & PRV_EMITDUP) ? emit_first : emit;
 	if (chan_on_emit(c, fn, s) != 0)
 		return failf("out of memory for the Paraver output");
 	return 0;

@@ -59,7 +59,7 @@ void prv_set_window(struct prv *p, int64_t from, int64_t to);
 static inline void prv_advance(struct prv *p, int64_t time) { p->time = time; }
 /* The time of the lines is *clock from now on (prv_advance no longer
  * counts): traces written together share one clock, set once per event. */
-static inline void prv_share_clock(struct prv *p, const int64_t *clock) { p->now = clock; }
+void prv_share_clock(struct prv *p, const int64_t *clock);
 /* Writes chan into row (0-based) as type. -1 after failf. */
 int prv_register(struct prv *p, size_t row, int type, struct chan *c, unsigned flags);
 /* Flushes, rewrites the header with duration and closes. -1 after a

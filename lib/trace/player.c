@@ -12,12 +12,12 @@ int player_init(struct player *p, struct stream_reader *readers, size_t n, const
 	memset(p, 0, sizeof(*p));
 	p->readers = readers;
 	p->n = n;
-	p->offsets = offsets;
 	p->flags = flags;
 	p->pending = -1;
+	p->offsets = calloc(n ? n : 1, sizeof(*p->offsets));
 	p->cur = calloc(n ? n : 1, sizeof(*p->cur));
 	p->heap = calloc(n + 1, sizeof(*p->heap));
-	if (!p->cur || !p->heap) {
+	if (!p->offsets || !p->cur || !p->heap) {
 		msg_err("out of memory for a player of %zu streams", n);
 		player_free(p);
 		return -1;
@@ -28,21 +28,20 @@ int player_init(struct player *p, struct stream_reader *readers, size_t n, const
 			player_free(p);
 			return -1;
 		}
+		if (offsets)
+			p->offsets[i] = offsets[i];
 		if (r > 0)
 			player_heap_push(p, player_sclock(p, i), i);
 	}
+	/* the root is the first event played: the start of relative clocks */
+	if (p->size > 0)
+		p->first_sclock = p->last_sclock = p->heap[1].sclock;
 	return 0;
 }
 
 const struct ev *player_first(const struct player *p, size_t i)
 {
 	return p->cur[i].size ? &p->cur[i] : NULL;
-}
-
-void player_start(struct player *p, int64_t sclock)
-{
-	p->started = 1;
-	p->first_sclock = sclock;
 }
 
 int player_backwards(struct player *p, const struct player_node *node)
@@ -65,8 +64,10 @@ int player_backwards(struct player *p, const struct player_node *node)
 
 void player_free(struct player *p)
 {
+	free(p->offsets);
 	free(p->cur);
 	free(p->heap);
+	p->offsets = NULL;
 	p->cur = NULL;
 	p->heap = NULL;
 	p->size = 0;

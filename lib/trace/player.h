@@ -14,9 +14,7 @@
 struct player_ev {
 	const struct ev *ev; /* the event, valid until the next player_next */
 	size_t stream; /* index of the stream (as given to player_init) */
-	int64_t rclock; /* raw clock */
-	int64_t sclock; /* raw clock + the stream's offset */
-	int64_t dclock; /* sclock - sclock of the first event played */
+	int64_t dclock; /* clock + the stream's offset, from that of the first event played */
 };
 
 struct player_node {
@@ -27,13 +25,12 @@ struct player_node {
 struct player {
 	struct stream_reader *readers; /* not owned */
 	size_t n;
-	const int64_t *offsets; /* per stream, or NULL for none */
+	int64_t *offsets; /* per stream (zeros when none are given), owned */
 	struct ev *cur; /* current event of every stream (size 0: none yet) */
 	struct player_node *heap; /* 1-based: heap[1..size] */
 	size_t size;
 	long long pending; /* stream to advance and re-insert at the next step, -1 if none */
-	int started;
-	int64_t first_sclock;
+	int64_t first_sclock; /* of the first event, known once every stream is read */
 	int64_t last_sclock;
 	unsigned flags;
 	uint64_t nbackwards; /* global backward jumps seen (PLAYER_UNSORTED) */
@@ -48,15 +45,13 @@ int player_init(struct player *p, struct stream_reader *readers, size_t n, const
 const struct ev *player_first(const struct player *p, size_t i);
 void player_free(struct player *p);
 
-/* Slow paths of player_next: a global backward jump (-1 unless
- * PLAYER_UNSORTED), and the first event played. */
+/* Slow path of player_next: a global backward jump (-1 unless
+ * PLAYER_UNSORTED). */
 int player_backwards(struct player *p, const struct player_node *node);
-void player_start(struct player *p, int64_t sclock);
 
 static inline int64_t player_sclock(const struct player *p, size_t s)
 {
-	uint64_t off = p->offsets ? (uint64_t)p->offsets[s] : 0;
-	return (int64_t)(p->cur[s].clock + off); /* wraps instead of overflowing */
+	return (int64_t)(p->cur[s].clock + (uint64_t)p->offsets[s]); /* wraps instead of overflowing */
 }
 
 /* Insert at size+1 and bubble up while strictly smaller than the parent. */
@@ -72,16 +67,11 @@ static inline void player_heap_push(struct player *p, int64_t sclock, size_t s)
 	h[k].stream = s;
 }
 
-/* Take the root, move the last node there and sift it down: it swaps with
- * the left child if strictly smaller, or with the right child if strictly
- * smaller than both. Equal keys never move. Written as "the smaller child
- * (left on ties), if strictly smaller than the node", which is the same. */
-static inline struct player_node player_heap_pop(struct player *p)
+/* Sifts last down from the root of h[1..n] (what a pop does after taking
+ * the root); the root must have been read already. */
+static inline void player_heap_sift(struct player_node *h, size_t n, struct player_node last)
 {
-	struct player_node *h = p->heap;
-	struct player_node top = h[1];
-	struct player_node last = h[p->size--];
-	size_t n = p->size, k = 1;
+	size_t k = 1;
 	for (;;) {
 		size_t m = 2 * k;
 		if (m > n)
@@ -92,37 +82,63 @@ static inline struct player_node player_heap_pop(struct player *p)
 		h[k] = h[m];
 		k = m;
 	}
+	h[k] = last;
+}
+
+/* Take the root, move the last node there and sift it down: it swaps with
+ * the left child if strictly smaller, or with the right child if strictly
+ * smaller than both. Equal keys never move. Written as "the smaller child
+ * (left on ties), if strictly smaller than the node", which is the same. */
+static inline struct player_node player_heap_pop(struct player *p)
+{
+	struct player_node *h = p->heap;
+	struct player_node top = h[1];
+	size_t n = --p->size;
 	if (n > 0)
-		h[k] = last;
+		player_heap_sift(h, n, h[n + 1]);
 	return top;
 }
 
-/* What player_heap_push(x) then player_heap_pop() give, in one pass when
- * x does not rise above its parent (it then stays where the push puts it,
- * is the node the pop moves to the root, and only sifts down). */
-static inline struct player_node player_heap_pushpop(struct player *p, int64_t sclock, size_t s)
+/* What player_heap_push(x) then player_heap_pop() give, on the n nodes of
+ * h (the count is the same after). When x does not rise above its parent
+ * it stays where the push puts it, is the node the pop moves to the root,
+ * and only sifts down: one pass. */
+static inline struct player_node player_heap_pushpop(struct player_node *h, size_t n, int64_t sclock, size_t s)
 {
-	struct player_node *h = p->heap;
-	size_t n = p->size;
-	if (n == 0 || sclock < h[(n + 1) / 2].sclock) {
-		player_heap_push(p, sclock, s);
-		return player_heap_pop(p);
+	struct player_node x = { sclock, s };
+	struct player_node top;
+	if (n == 0)
+		return x;
+	size_t k = n + 1;
+	if (sclock < h[k / 2].sclock) { /* the push: x rises */
+		do {
+			h[k] = h[k / 2];
+			k /= 2;
+		} while (k > 1 && sclock < h[k / 2].sclock);
+		h[k] = x;
+		x = h[n + 1]; /* the pop moves the last node to the root */
 	}
-	struct player_node top = h[1];
-	size_t k = 1;
-	for (;;) {
-		size_t m = 2 * k;
-		if (m > n)
-			break;
-		m += m < n && h[m + 1].sclock < h[m].sclock;
-		if (!(h[m].sclock < sclock))
-			break;
-		h[k] = h[m];
-		k = m;
-	}
-	h[k].sclock = sclock;
-	h[k].stream = s;
+	top = h[1];
+	player_heap_sift(h, n, x);
 	return top;
+}
+
+/* Whether push(x) then pop() leave the heap as it was when x is below the
+ * root: x rises to the root and leaves, and the node pulled up from the
+ * end must sift back down the same path, which takes strict orders along
+ * it (a tie would swap nodes, and ties decide the order of later pops). */
+static inline int player_heap_keeps(const struct player *p)
+{
+	const struct player_node *h = p->heap;
+	size_t q = (p->size + 1) / 2; /* the parent of the slot a push fills */
+	if (q <= 1)
+		return 1;
+	if (!(h[q / 2].sclock < h[q].sclock))
+		return 0;
+	for (size_t c = q; c > 1; c /= 2)
+		if ((c & 1) && !(h[c / 2].sclock < h[c - 1].sclock))
+			return 0;
+	return 1;
 }
 
 /* 1 = *out holds the next event, 0 = all streams ended, -1 = error
@@ -136,7 +152,14 @@ static inline int player_next(struct player *p, struct player_ev *out)
 		size_t s = (size_t)p->pending;
 		int r = sr_next(&p->readers[s], &p->cur[s]);
 		if (r > 0) {
-			node = player_heap_pushpop(p, player_sclock(p, s), s);
+			int64_t sclock = player_sclock(p, s);
+			/* the stream goes on before all others: no heap work */
+			if (p->size == 0 || (sclock < p->heap[1].sclock && player_heap_keeps(p))) {
+				node.sclock = sclock;
+				node.stream = s;
+			} else {
+				node = player_heap_pushpop(p->heap, p->size, sclock, s);
+			}
 			goto got;
 		}
 		p->pending = -1;
@@ -147,17 +170,13 @@ static inline int player_next(struct player *p, struct player_ev *out)
 		return 0;
 	node = player_heap_pop(p);
 got:
-	if (__builtin_expect(!p->started, 0))
-		player_start(p, node.sclock);
-	else if (__builtin_expect(node.sclock < p->last_sclock, 0) && player_backwards(p, &node) < 0)
+	if (__builtin_expect(node.sclock < p->last_sclock, 0) && player_backwards(p, &node) < 0)
 		return -1;
 	p->last_sclock = node.sclock;
 	p->pending = (long long)node.stream;
 	const struct ev *ev = &p->cur[node.stream];
 	out->ev = ev;
 	out->stream = node.stream;
-	out->rclock = (int64_t)ev->clock;
-	out->sclock = node.sclock;
 	out->dclock = (int64_t)((uint64_t)node.sclock - (uint64_t)p->first_sclock);
 	return 1;
 }

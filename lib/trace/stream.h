@@ -56,8 +56,7 @@ static inline int sr_next(struct stream_reader *r, struct ev *ev)
 		memcpy(&clock, p + 4, 8);
 		if (p[0] < EV_FLAG_JUMBO && EV_HEADER_SIZE + psize <= avail &&
 		    clock >= r->last_clock) {
-			ev->flags = p[0];
-			memcpy(ev->mcv, p + 1, 3);
+			memcpy(&ev->flags, p, 4); /* flags and mcv[3], laid out as in the header */
 			ev->clock = clock;
 			ev->payload = p + EV_HEADER_SIZE;
 			ev->payload_size = psize;

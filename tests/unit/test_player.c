@@ -111,9 +111,8 @@ static void test_clocks(void)
 	int64_t offsets[2] = { 100, 0 };
 	play(&s, offsets, 0, order, evs, &n);
 	CHECK_STR(order, "B0 A0 B1", "offsets are added before merging");
-	CHECK(n == 3 && evs[1].stream == 0 && evs[1].rclock == 10 && evs[1].sclock == 110 &&
-	      evs[1].dclock == 60 && evs[0].dclock == 0 && evs[2].dclock == 70,
-	      "rclock is raw, sclock has the offset, dclock counts from the first event");
+	CHECK(n == 3 && evs[1].stream == 0 && evs[1].dclock == 60 && evs[0].dclock == 0 && evs[2].dclock == 70,
+	      "dclock has the offset and counts from the first event");
 	CHECK(n == 3 && evs[2].ev->offset == STREAM_HEADER_SIZE + 12, "events keep their stream offset");
 	free_set(&s);
 }
@@ -208,9 +207,9 @@ static void test_random(void)
 	int64_t last = -1;
 	int sorted = 1, each = 1;
 	while (ok && player_next(&p, &pe) == 1) {
-		sorted &= pe.sclock >= last;
-		last = pe.sclock;
-		each &= clocks[pe.stream][next[pe.stream]++] == pe.rclock;
+		sorted &= pe.dclock >= last;
+		last = pe.dclock;
+		each &= clocks[pe.stream][next[pe.stream]++] == (int64_t)pe.ev->clock;
 	}
 	for (int i = 0; i < MAXS; i++)
 		each &= clocks[i][next[i]] == -1;
