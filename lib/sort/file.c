@@ -518,6 +518,13 @@ static int close_region(struct inplace *s, struct mark open, struct mark k, uint
 	return lo ? drop_unreachable(s, lo) : 0;
 }
 
+/* Whether the event at off ends within the stream. */
+static int whole_at(const struct inplace *s, uint64_t off)
+{
+	uint64_t avail = s->size - off;
+	return avail >= EV_HEADER_SIZE && avail >= ev_head_size(s->map[off]) && avail >= ev_size(s->map + off);
+}
+
 static int ip_cut_short(struct inplace *s, uint64_t off)
 {
 	uint64_t avail = s->size - off;
@@ -566,8 +573,7 @@ static int check_rest(struct inplace *s, uint64_t off)
 		if (off >= s->size)
 			break;
 		const uint8_t *e = s->map + off;
-		if (s->size - off < EV_HEADER_SIZE || s->size - off < ev_head_size(e[0]) ||
-		    s->size - off < ev_size(e))
+		if (!whole_at(s, off))
 			return ip_cut_short(s, off);
 		off += ev_size(e);
 	}
@@ -617,8 +623,7 @@ static int scan_stream(struct inplace *s)
 				break;
 		}
 		const uint8_t *e = s->map + off;
-		if (s->size - off < EV_HEADER_SIZE || s->size - off < ev_head_size(e[0]) ||
-		    s->size - off < ev_size(e))
+		if (!whole_at(s, off))
 			return ip_cut_short(s, off);
 		uint64_t c = ev_clock(e);
 		struct mark here = { off, idx };

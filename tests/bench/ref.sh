@@ -221,7 +221,7 @@ if want "emu*rec-omp"; then
 	if command -v clang >/dev/null 2>&1 &&
 		clang -fopenmp -O1 -o "$CACHE/ompwork" "$ROOT/tests/bench/ompwork.c" 2>"$TMP/err"; then
 		recorded omp "$OVNI" record -o "$CACHE/traces/rec-omp-$EVENTS.tmp" -- \
-			"$CACHE/ompwork" $((EVENTS / 4700 + 1)) && emu_rows rec-omp "$trace"
+			"$CACHE/ompwork" $((EVENTS / 4000 + 1)) && emu_rows rec-omp "$trace"
 	else
 		echo "ref bench: emu rec-omp skipped: no clang -fopenmp"
 	fi
