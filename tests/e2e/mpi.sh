@@ -40,8 +40,12 @@ check_trace() {
 	[ "${n:-0}" -ge "$NP" ] && ok "$w: MPI functions on the thread timeline" ||
 		not_ok "$w: MPI functions on the thread timeline"
 	n=$(grep -c ':25:[1-9][0-9]*$' "$TMP/emu/cpu.prv" 2>/dev/null)
-	[ "${n:-0}" -ge "$NP" ] && ok "$w: MPI functions on the CPU timeline" ||
-		not_ok "$w: MPI functions on the CPU timeline"
+	if [ "${n:-0}" -ge "$NP" ]; then ok "$w: MPI functions on the CPU timeline"; else
+		not_ok "$w: MPI functions on the CPU timeline ($n lines, $NP wanted)"
+		# what the CPUs saw: threads running on each (type 1) and the MPI lines
+		grep -E ':(1|25):[0-9-]+$' "$TMP/emu/cpu.prv" | head -30 | sed 's/^/#   /'
+		"$OVNI" dump "$tr" 2>/dev/null | grep -E ' (OHx|OHe|OAs|OHC|KCO|KCI|MS\[|MR\]) ' | head -40 | sed 's/^/#   /'
+	fi
 }
 
 # flavour NAME PACKAGES...: mpicc.NAME and mpirun.NAME.
