@@ -303,6 +303,28 @@ static size_t gen(struct tev *e, size_t max)
 	return n;
 }
 
+/* A random case: the stream, the look-back and what the model makes of it. */
+struct rcase {
+	size_t len; /* bytes of the events, in and sorted */
+	uint64_t lb, empty;
+	int rc; /* the model's: 0, or -1 for a look-back error */
+};
+
+/* A random stream of up to max (<= 600) events, a look-back from lbs, and
+ * the model's result: the events flattened into in, the sorted ones into exp. */
+static struct rcase random_case(size_t max, const uint64_t *lbs, size_t nlbs, uint8_t *in, uint8_t *exp)
+{
+	static struct tev e[600], want[600];
+	struct rcase c;
+	size_t n = gen(e, max);
+	c.lb = lbs[rnd(nlbs)];
+	memcpy(want, e, n * sizeof(*e));
+	c.rc = model(want, n, c.lb, &c.empty);
+	c.len = flatten(e, n, in);
+	flatten(want, n, exp);
+	return c;
+}
+
 /* Collects what SORT_FINAL writes and checks it comes once, in order. */
 struct sink {
 	uint8_t *buf;
@@ -338,20 +360,16 @@ static int sink_write(void *ctx, uint64_t off, const void *buf, size_t n)
 static void test_random(void)
 {
 	enum { MAXEV = 600, ROUNDS = 3000 };
-	static struct tev e[MAXEV], want[MAXEV];
 	static uint8_t in[MAXEV * 64], exp[MAXEV * 64], got[MAXEV * 64];
 	static const size_t mems[] = { 64, 200, 4096, 0 };
 	static const uint64_t lbs[] = { 0, 0, 1, 2, 7, 40, 300 };
 	int fail_mem = 0, fail_final = 0, fail_err = 0, errors = 0, moved = 0;
 	quiet(1);
 	for (int round = 0; round < ROUNDS; round++) {
-		size_t n = gen(e, round % 10 == 0 ? MAXEV : 60);
-		uint64_t lb = lbs[rnd(sizeof(lbs) / sizeof(lbs[0]))];
-		memcpy(want, e, n * sizeof(*e));
-		uint64_t empty;
-		int mrc = model(want, n, lb, &empty);
-		size_t len = flatten(e, n, in);
-		flatten(want, n, exp);
+		struct rcase c = random_case(round % 10 == 0 ? MAXEV : 60, lbs, sizeof(lbs) / sizeof(lbs[0]), in, exp);
+		size_t len = c.len;
+		uint64_t lb = c.lb, empty = c.empty;
+		int mrc = c.rc;
 		errors += mrc < 0;
 		moved += mrc == 0 && memcmp(in, exp, len) != 0;
 		for (size_t mi = 0; mi < sizeof(mems) / sizeof(mems[0]); mi++) {
@@ -565,7 +583,6 @@ static void test_files(void)
 static void test_random_files(void)
 {
 	enum { MAXEV = 400, ROUNDS = 300 };
-	static struct tev e[MAXEV], want[MAXEV];
 	static uint8_t in[MAXEV * 64 + 8], exp[MAXEV * 64 + 8], got[MAXEV * 64 + 8];
 	static const size_t mems[] = { 0, 64, 300, 1000 };
 	static const uint64_t lbs[] = { 0, 0, 0, 2, 7, 40 };
@@ -581,15 +598,13 @@ static void test_random_files(void)
 	uint64_t checkpoints = 0;
 	quiet(1);
 	for (int round = 0; round < ROUNDS; round++) {
-		size_t n = gen(e, round % 10 == 0 ? MAXEV : 60);
-		uint64_t lb = lbs[rnd(sizeof(lbs) / sizeof(lbs[0]))];
-		memcpy(want, e, n * sizeof(*e));
-		uint64_t empty;
-		int mrc = model(want, n, lb, &empty);
 		stream_header(in);
 		stream_header(exp);
-		size_t len = 8 + flatten(e, n, in + 8);
-		flatten(want, n, exp + 8);
+		struct rcase c = random_case(round % 10 == 0 ? MAXEV : 60, lbs, sizeof(lbs) / sizeof(lbs[0]), in + 8,
+					     exp + 8);
+		size_t len = 8 + c.len;
+		uint64_t lb = c.lb, empty = c.empty;
+		int mrc = c.rc;
 		errors += mrc < 0;
 		moved += mrc == 0 && memcmp(in, exp, len) != 0;
 		write_file(path, in, len, 0644);
