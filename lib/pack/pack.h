@@ -262,4 +262,15 @@ static inline int pack_grow(uint8_t **b, size_t *cap, size_t n)
 	return 0;
 }
 
+/* Two grown buffers (pack_grow) trade places, sizes with them. */
+static inline void pack_swap(uint8_t **a, size_t *acap, uint8_t **b, size_t *bcap)
+{
+	uint8_t *t = *a;
+	size_t tc = *acap;
+	*a = *b;
+	*acap = *bcap;
+	*b = t;
+	*bcap = tc;
+}
+
 #endif

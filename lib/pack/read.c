@@ -741,12 +741,7 @@ static int block_next2(struct block_reader *br)
 	uint64_t end = br->m->pos + br->m->size;
 	size_t n = (size_t)((end < b->pos + b->raw ? end : b->pos + b->raw) - at);
 	if (at == b->pos && n == b->raw) { /* the whole block is ours: take it rather than copy it */
-		uint8_t *t = br->raw;
-		size_t tc = br->raw_cap;
-		br->raw = s->cache;
-		br->raw_cap = s->cache_cap;
-		s->cache = t;
-		s->cache_cap = tc;
+		pack_swap(&br->raw, &br->raw_cap, &s->cache, &s->cache_cap);
 		s->cached = 0;
 	} else {
 		if (pack_grow(&br->raw, &br->raw_cap, n) < 0)

@@ -135,12 +135,7 @@ static void choose_rc(struct job *j, ZSTD_CCtx *cctx, int level, size_t nstream,
 	size_t planes = zstd_frame_at(cctx, j->out, j->out_cap, j->cols + at[1], at[2] - at[1], l, 0, NULL, 0, &why);
 	if (why || !(rn = pack_cols_encode(j->raw, j->seg, j->nseg, j->alt, 1)) || pack_get32(j->alt + 4) >= planes)
 		return;
-	uint8_t *t = j->cols;
-	size_t tc = j->cols_cap;
-	j->cols = j->alt;
-	j->cols_cap = j->alt_cap;
-	j->alt = t;
-	j->alt_cap = tc;
+	pack_swap(&j->cols, &j->cols_cap, &j->alt, &j->alt_cap);
 	*n = rn;
 	j->codec |= PACK3_CODEC_RC;
 }
