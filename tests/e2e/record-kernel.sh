@@ -104,11 +104,12 @@ for how in call raw; do
 	# "KCO SWITCHES" of each thread: what the trace has, what the kernel
 	# counted (a few of those come before the thread's recorder opens; a
 	# sleep whose timer already expired may not switch at all, so the
-	# kernel's count may fall a few short of 30000)
+	# kernel's count may fall short of 30000: 29845 once under the
+	# sanitizers on a loaded machine; 29000 still proves the sleeps switch)
 	got=$(while read -r _ tid nsw; do
 		echo "$(awk -v t="thread.$tid" '$2 == "KCO" && $3 ~ t "$"' "$TMP/dump" | wc -l) $nsw"
 	done <"$TMP/tids" | tr '\n' ' ')
-	check "2 x 30000 sleeps ($how): every switch recorded (KCO, switches: $got)" sh -c "echo $got | awk '{ for (i = 1; i < NF; i += 2) if (\$i + 10 < \$(i + 1) || \$(i + 1) < 29900) exit 1; exit NF != 4 }'"
+	check "2 x 30000 sleeps ($how): every switch recorded (KCO, switches: $got)" sh -c "echo $got | awk '{ for (i = 1; i < NF; i += 2) if (\$i + 10 < \$(i + 1) || \$(i + 1) < 29000) exit 1; exit NF != 4 }'"
 	check "2 x 30000 sleeps ($how): nothing reported dropped" sh -c "! grep -q dropped '$TMP/err' && ! grep -q dropped '$TMP/dump'"
 	rm -rf "$TMP/o-$how" && mkdir "$TMP/o-$how"
 	check "2 x 30000 sleeps ($how): ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/o-$how" "$TMP/s-$how"
