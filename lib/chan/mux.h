@@ -63,6 +63,9 @@ int mux_select_active(struct mux *m, struct value sel, struct mux_input **out);
  * mux_select_index. Inputs are added with mux_set_input. */
 int mux_init(struct mux *m, struct chan *select, struct chan *output,
 	     mux_select_fn fn, size_t ninputs);
+/* Leaves the fans of its inputs and frees the inputs. The mux stays in its
+ * select's chain: free a mux only at teardown, when its select no longer
+ * changes (the select channel may be gone already, so it is not touched). */
 void mux_free(struct mux *m);
 int mux_set_input(struct mux *m, size_t i, struct chan *in);
 static inline void mux_set_default(struct mux *m, struct value def) { m->def = def; }

@@ -24,6 +24,9 @@
 #                        20000000)
 #   BENCH_REPS           runs of each side per workload (default 3)
 #   OVNI_REF             prefix of the reference (default ../shared/ref)
+#   RECORD_BENCH_DIR     where both traces go (default /dev/shm, else
+#                        $TMPDIR or /tmp): a disk file system shows the
+#                        cost of writing the pages out too
 # Without the reference: our figures alone, and a line saying the
 # comparison was skipped.
 set -u
@@ -34,7 +37,7 @@ CC=${HOSTCC:-gcc}
 TIME=/usr/bin/time
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REF=${OVNI_REF:-$ROOT/../shared/ref}
-BASE=/dev/shm
+BASE=${RECORD_BENCH_DIR:-/dev/shm}
 [ -d "$BASE" ] && [ -w "$BASE" ] || BASE=${TMPDIR:-/tmp}
 TMP=$(mktemp -d "$BASE/ovni-bench-record.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
