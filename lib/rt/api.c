@@ -18,7 +18,7 @@
 #endif
 
 struct rt_proc rt_proc; /* zero: state UNINIT, clockid CLOCK_REALTIME */
-__thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"))) = { .fd = -1, .slot = -1 };
+__thread struct rt_thread rt_self __attribute__((tls_model("initial-exec"))) = { .slot = -1 };
 uint8_t rt_filter[256];
 uint8_t rt_emit_filter[1 << 16];
 
@@ -229,7 +229,7 @@ static int resume_meta(struct rt_thread *t)
 
 void rt_thread_start(struct rt_thread *t, int tid, int resume)
 {
-	struct rt_thread zero = { .fd = -1, .slot = -1 };
+	struct rt_thread zero = { .slot = -1 };
 	free(t->cpus);
 	free(t->final_json);
 	json_free(t->meta);

@@ -31,7 +31,7 @@ enum { M_IDLE, M_QUEUED, M_WAITING, M_READY, M_FAILED };
 struct rt_mreq {
 	struct rt_mreq *next;
 	_Atomic int state;
-	int fd;
+	struct rt_file file; /* a copy: the thread may end before the mapper serves it */
 	uint64_t off;
 	size_t size;
 	void *addr; /* the prepared window when READY */
@@ -111,27 +111,50 @@ static int reserve(int fd, uint64_t from, uint64_t end)
 	return 0;
 }
 
+/* Opens f for writing when its name still holds our file. -1 with errno
+ * (ESTALE: another file took the name). */
+static int open_stream_file(const struct rt_file *f)
+{
+	int fd = open(f->path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
 /* Grows the file to cover the window and maps it with its pages present
  * and writable. Only the part beyond the file's end is grown: the window
- * overlaps the one still being filled by a page. */
-void *rt_map_pages(int fd, uint64_t off, size_t size)
+ * overlaps the one still being filled by a page. The mapping outlives the
+ * descriptor, which is closed before returning. */
+void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
 {
+	int fd = open_stream_file(f);
+	if (fd < 0)
+		return NULL;
+	void *p = NULL;
 	struct stat st;
 	if (fstat(fd, &st) != 0)
-		return NULL;
+		goto out;
 	uint64_t have = (uint64_t)st.st_size;
 	int r = 1; /* 0: blocks reserved, not in the page cache yet */
 	if (have < off + size) {
 		uint64_t from = have > off ? have : off;
 		r = reserve(fd, from, off + size);
 		if (r < 0 || (r > 0 && write_zeros(fd, from, off + size) != 0))
-			return NULL;
+			goto out;
 	}
 	/* fallocated pages are not in the page cache: mapping them for
 	 * reading first would be a second pass */
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (r ? MAP_POPULATE : 0), fd, (off_t)off);
-	if (p == MAP_FAILED)
-		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (r ? MAP_POPULATE : 0), fd, (off_t)off);
+	if (p == MAP_FAILED) {
+		p = NULL;
+		goto out;
+	}
 	/* On a disk file system the pages come mapped read-only (the kernel
 	 * tracks which get dirty): each one's first write would fault in the
 	 * thread. This takes those faults here, contents unchanged (Linux
@@ -139,6 +162,10 @@ void *rt_map_pages(int fd, uint64_t off, size_t size)
 	madvise(p, size, MADV_POPULATE_WRITE);
 	/* A forked child must not write into its parent's stream. */
 	madvise(p, size, MADV_DONTFORK);
+out:;
+	int err = errno;
+	close(fd);
+	errno = err;
 	return p;
 }
 
@@ -147,7 +174,7 @@ static void serve(struct rt_mreq *r)
 	if (r->drop)
 		munmap(r->drop, r->drop_size);
 	r->drop = NULL;
-	r->addr = rt_map_pages(r->fd, r->off, r->size);
+	r->addr = rt_map_pages(&r->file, r->off, r->size);
 	if (atomic_exchange_explicit(&r->state, r->addr ? M_READY : M_FAILED, memory_order_acq_rel) == M_WAITING)
 		syscall(SYS_futex, state_word(r), FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
@@ -208,7 +235,7 @@ void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *dro
 			munmap(drop, drop_size);
 		return;
 	}
-	r->fd = t->fd;
+	r->file = t->obs;
 	r->off = off;
 	r->size = size;
 	r->addr = NULL;

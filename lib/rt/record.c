@@ -345,9 +345,7 @@ static void before_fork(void)
 static void after_fork_child(void)
 {
 	struct rt_thread *t = &rt_self;
-	if (t->fd >= 0)
-		close(t->fd);
-	t->fd = -1;
+	t->stream_open = 0;
 	t->win = t->pos = t->end = NULL;
 	t->ready = 0;
 	t->slot = -1;

@@ -52,6 +52,15 @@ struct rt_proc {
 	char tmproot[PATH_MAX]; /* OVNI_TMPDIR, or empty */
 };
 
+/* A stream file, opened by name for each window and closed again: no
+ * descriptor is held that the program could close (a daemon's loop over
+ * every descriptor, closefrom) or reuse under us, as with the kernel's
+ * rings. dev and ino tell that the name still holds our file. */
+struct rt_file {
+	char path[PATH_MAX];
+	uint64_t dev, ino;
+};
+
 struct rt_thread {
 	/* Hot: the free space of the mapped window, the clock anchor. */
 	uint8_t *pos, *end;
@@ -60,7 +69,8 @@ struct rt_thread {
 	uint8_t *win; /* start of the window, file offset win_off */
 	uint64_t win_off;
 	size_t win_size;
-	int fd;
+	int stream_open; /* between rt_stream_open and rt_stream_close */
+	int lost; /* stream.obs was removed under us: events are dropped */
 	int ready, finished;
 	int tid;
 	int automatic; /* record mode owns its lifecycle events (OH*, OA*) */
@@ -78,6 +88,7 @@ struct rt_thread {
 	size_t final_len;
 	char dir[PATH_MAX]; /* where the stream is written */
 	char final_dir[PATH_MAX]; /* where it ends (differs with OVNI_TMPDIR) */
+	struct rt_file obs; /* its stream.obs */
 };
 
 /* The TSC clock (clock.c); window 0 sends every reading to the slow path. */
@@ -120,7 +131,7 @@ void rt_move_files(struct rt_thread *t); /* async-signal-safe */
 void rt_move_back(struct rt_thread *t);
 
 /* mapper.c */
-void *rt_map_pages(int fd, uint64_t off, size_t size);
+void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
 void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);
 void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */

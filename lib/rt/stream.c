@@ -12,9 +12,23 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PAGE 4096u
+
+/* The stream file was removed (or replaced) while the thread ran, as
+ * when the trace directory is deleted: the program goes on, its thread's
+ * events from now on land in memory that is dropped window by window. */
+static void *map_lost(struct rt_thread *t, size_t size)
+{
+	if (!t->lost) {
+		t->lost = 1;
+		rt_warn("ovni: %s is gone: the events of thread %d are no longer recorded\n", t->obs.path, t->tid);
+	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
 
 /* Maps the window holding used with room for need more bytes: the one the
  * mapper prepared when it fits, else now. Windows start small (a thread
@@ -33,7 +47,9 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 			size = RT_WINDOW;
 		while (size < min)
 			size *= 2;
-		p = rt_map_pages(t->fd, off, size);
+		p = rt_map_pages(&t->obs, off, size);
+		if (!p && (errno == ENOENT || errno == ESTALE))
+			p = map_lost(t, size);
 		if (!p)
 			rt_die("rt_stream_grow", "cannot extend and map %s/stream.obs: %s", t->dir, strerror(errno));
 	}
@@ -94,22 +110,27 @@ static uint64_t events_end(int fd, uint64_t size, uint64_t *count)
 }
 
 /* resume: an exec'd image continues the stream of its thread (same pid and
- * tid) after the events already there. */
+ * tid) after the events already there. The descriptor is closed once the
+ * first window is mapped (struct rt_file). */
 void rt_stream_open(struct rt_thread *t, int resume)
 {
-	char path[PATH_MAX];
-	path_in(path, t->dir, "stream.obs");
+	path_in(t->obs.path, t->dir, "stream.obs");
 	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC);
-	t->fd = open(path, flags, 0644);
-	if (t->fd < 0)
-		rt_die("rt_stream_open", "cannot open %s: %s", path, strerror(errno));
+	int fd = open(t->obs.path, flags, 0644);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		rt_die("rt_stream_open", "cannot open %s: %s", t->obs.path, strerror(errno));
+	t->obs.dev = (uint64_t)st.st_dev;
+	t->obs.ino = (uint64_t)st.st_ino;
+	t->stream_open = 1;
 	uint64_t used = 0;
 	t->nev = 0;
 	if (resume) {
-		off_t end = lseek(t->fd, 0, SEEK_END);
-		used = end > 0 ? events_end(t->fd, (uint64_t)end, &t->nev) : 0;
+		off_t end = lseek(fd, 0, SEEK_END);
+		used = end > 0 ? events_end(fd, (uint64_t)end, &t->nev) : 0;
 		t->nev_unknown = t->nev == UINT64_MAX;
 	}
+	close(fd);
 	if (used < 8) {
 		used = 0;
 		t->nev = 0;
@@ -128,15 +149,22 @@ void rt_stream_open(struct rt_thread *t, int resume)
  * fatal signal handler calls it. */
 void rt_stream_close(struct rt_thread *t)
 {
-	if (t->fd < 0)
+	if (!t->stream_open)
 		return;
 	uint64_t used = rt_stream_used(t);
 	unmap(t);
 	rt_mapper_quiesce(t);
-	if (ftruncate(t->fd, (off_t)used) != 0)
-		rt_warn("cannot cut %s/stream.obs to %llu bytes\n", t->dir, (unsigned long long)used);
-	close(t->fd);
-	t->fd = -1;
+	t->stream_open = 0;
+	if (t->lost)
+		return;
+	int fd = open(t->obs.path, O_WRONLY | O_CLOEXEC);
+	struct stat st;
+	/* only our file: the name may hold another by now */
+	if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_dev != t->obs.dev ||
+	    (uint64_t)st.st_ino != t->obs.ino || ftruncate(fd, (off_t)used) != 0)
+		rt_warn("ovni: cannot cut %s to %llu bytes\n", t->obs.path, (unsigned long long)used);
+	if (fd >= 0)
+		close(fd);
 }
 
 void rt_stream_put(struct rt_thread *t, const void *data, size_t n)

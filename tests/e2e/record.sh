@@ -408,6 +408,32 @@ else
 fi
 [ "$BIG" != "$TMP" ] && rm -rf "$BIG"
 
+# --- A program that closes every descriptor it did not open, then opens
+# its own file (the lowest number, once the shim's): the shim holds none
+# between windows, so the trace is whole and the program's file untouched. ---
+if $CC -O1 -pthread -o "$TMP/fds" "$SRC/fds.c"; then
+	for how in loop range; do
+		rm -rf "$TMP/fd-$how" "$TMP/own-$how"
+		"$OVNI" record -o "$TMP/fd-$how" -- "$TMP/fds" $how "$TMP/own-$how" >"$TMP/out" 2>"$TMP/err"
+		same "closes its descriptors ($how): exit status" "$?" 3
+		same "closes its descriptors ($how): its file took number 3 and holds what it wrote" \
+			"$(cat "$TMP/out") $(tr '\n' ' ' <"$TMP/own-$how")" "fds: fd 3 kept kept kept kept kept "
+		same "closes its descriptors ($how): nothing on stderr but the summary" \
+			"$(grep -vc '^ovni record: 1 process, 2501 threads, ' "$TMP/err")" 0
+		emu_ok "closes its descriptors ($how): ovni emu accepts the trace" "$TMP/fd-$how"
+		same "closes its descriptors ($how): every thread's stream starts with OHx and ends with OHe" \
+			"$(bounds "$TMP/fd-$how")" "2501xOHx-OHe "
+	done
+	# Its own stream removed under it: the program goes on, told once.
+	rm -rf "$TMP/fd-gone"
+	"$OVNI" record -o "$TMP/fd-gone" -- "$TMP/fds" loop "$TMP/own-gone" "$TMP/fd-gone" >"$TMP/out" 2>"$TMP/err"
+	same "its stream removed: the program ends as it would" "$?:$(cat "$TMP/out")" "3:fds: fd 3"
+	same "its stream removed: one line says so" "$(grep -c 'stream.obs is gone: the events of thread [0-9]* are no longer recorded' "$TMP/err")" 1
+	rm -rf "$TMP"/fd-* "$TMP"/own-*
+else
+	not_ok "compile fds.c"
+fi
+
 # --- Private shim directory. ---
 priv=$(TMPDIR=$TMP/priv sh -c 'mkdir -p "$TMPDIR"; "$1" record -o "$2" -- true 2>/dev/null; ls -d "$TMPDIR"/ovni-*' sh "$OVNI" "$TMP/t3")
 mode=$(stat -c %a "$priv" 2>/dev/null)
