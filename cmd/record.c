@@ -174,6 +174,22 @@ static struct rt_state *make_state(char *path, size_t n)
 	return s;
 }
 
+/* Before the recorder sets its variables (lib/record/state.h): the user's
+ * values go along, for the shim to give APP back the environment it would
+ * have had without the recorder. */
+static void keep_user_env(void)
+{
+	for (size_t i = 0; i < RT_ENV_NVARS; i++) {
+		char user[64];
+		snprintf(user, sizeof(user), RT_ENV_USER_PREFIX "%s", rt_env_vars[i].name);
+		const char *v = getenv(rt_env_vars[i].name);
+		if (v)
+			setenv(user, v, 1);
+		else
+			unsetenv(user);
+	}
+}
+
 static void prepend_env(const char *name, const char *value)
 {
 	const char *old = getenv(name);
@@ -630,6 +646,8 @@ static int launch(struct run *r, char **argv)
 		setenv("OVNI_TMPDIR", r->tmpdir, 1);
 	else
 		unsetenv("OVNI_TMPDIR");
+	if (getenv("_")) /* as a shell sets it for the program it runs */
+		setenv("_", prog, 1);
 	/* Processes the program leaves behind are ours to wait for. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Forwarding is set up before the fork and the signals held until the
@@ -738,6 +756,7 @@ static int run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	keep_user_env();
 	struct run r = { .app_id = 1 };
 	const char *out = getenv("OVNI_TRACEDIR"), *tmp = getenv("OVNI_TMPDIR");
 	const char *events = getenv("OVNI_EVENTS"), *loom = NULL;

@@ -81,7 +81,7 @@ static const struct {
  * that the other ovni events (OB., OU[, marks) take the fast one. */
 void rt_select_events(void)
 {
-	const char *sel = getenv("OVNI_EVENTS");
+	const char *sel = rt_env("OVNI_EVENTS");
 	memset(rt_filter, 0, sizeof(rt_filter));
 	if (sel && *sel && strcmp(sel, "all") != 0) {
 		memset(rt_filter, RT_FILTER_DROP, sizeof(rt_filter));
@@ -135,8 +135,8 @@ RT_API void ovni_proc_init(int app, const char *loom, int pid)
 	rt_select_events();
 	if (!rt_clock.use_tsc)
 		rt_clock_init();
-	const char *root = getenv("OVNI_TRACEDIR");
-	const char *tmp = getenv("OVNI_TMPDIR");
+	const char *root = rt_env("OVNI_TRACEDIR");
+	const char *tmp = rt_env("OVNI_TMPDIR");
 	if ((size_t)snprintf(rt_proc.root, PATH_MAX, "%s", root && *root ? root : OVNI_TRACEDIR) >= PATH_MAX ||
 	    (size_t)snprintf(rt_proc.tmproot, PATH_MAX, "%s", tmp ? tmp : "") >= PATH_MAX)
 		rt_die("ovni_proc_init", "path too long");

@@ -9,6 +9,7 @@ __asm__(".symver dlvsym,dlvsym@GLIBC_2.2.5");
 __asm__(".symver pthread_key_create,pthread_key_create@GLIBC_2.2.5");
 __asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.2.5");
 __asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");
+__asm__(".symver pthread_sigmask,pthread_sigmask@GLIBC_2.2.5");
 #endif
 /* glibc 2.33 made fstat a real symbol; older ones only have __fxstat. */
 #define fstat(fd, st) rt_fstat(fd, st)

@@ -45,7 +45,7 @@ static void put(void *ctx, const char mcv[3], uint64_t clock)
 
 static int wanted(void)
 {
-	const char *v = getenv("OVNI_RECORD_KERNEL");
+	const char *v = rt_env("OVNI_RECORD_KERNEL");
 	return v && strcmp(v, "1") == 0;
 }
 

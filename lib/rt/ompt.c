@@ -399,14 +399,14 @@ static void finalize(ompt_data_t *data)
 RT_API ompt_start_tool_result_t *ompt_start_tool(unsigned omp_version, const char *runtime_version)
 {
 	static ompt_start_tool_result_t tool = { initialize, finalize, { 0 } };
-	const char *state = getenv("OVNI_RECORD_STATE");
+	const char *state = rt_env("OVNI_RECORD_STATE");
 	return state && *state && !rt_instr_is_launcher() ? &tool : NULL;
 }
 
 /* GNU libgomp calls no tool: say once that OpenMP is not recorded. */
 __attribute__((constructor)) static void gomp_notice(void)
 {
-	const char *state = getenv("OVNI_RECORD_STATE");
+	const char *state = rt_env("OVNI_RECORD_STATE");
 	if (!state || !*state || rt_instr_is_launcher())
 		return;
 	/* LLVM's libomp has GOMP_ entry points too, and also its own __kmpc_. */

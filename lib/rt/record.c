@@ -31,7 +31,6 @@ int rt_record_mode;
 static struct rt_state *state;
 static _Atomic uint64_t next_tag = 1;
 static int has_rank, rank, nranks;
-static void save_env(void);
 
 /* ---- Placement ---- */
 
@@ -273,8 +272,8 @@ static void proc_begin(int creator, int resume)
 {
 	struct rt_thread *t = &rt_self;
 	atomic_store(&rt_proc.state, RT_UNINIT);
-	const char *loom = getenv("OVNI_RECORD_LOOM");
-	const char *app = getenv("OVNI_RECORD_APPID");
+	const char *loom = rt_env("OVNI_RECORD_LOOM");
+	const char *app = rt_env("OVNI_RECORD_APPID");
 	ovni_proc_init(app ? atoi(app) : 1, loom ? loom : "unknown.0", getpid());
 	if (!resume)
 		atomic_fetch_add(&state->nprocs, 1);
@@ -372,15 +371,15 @@ static struct rt_state *map_state(const char *path)
 	return s;
 }
 
-/* OVNI_RECORD_RESUME=pid.tid: this image replaced one that was traced. */
+/* RT_ENV_RESUME=pid.tid: this image replaced one that was traced. */
 static int resuming(void)
 {
-	const char *s = getenv("OVNI_RECORD_RESUME");
+	char *s = rt_env_take(RT_ENV_RESUME);
 	if (!s)
 		return 0;
 	int pid = 0, tid = 0;
 	int r = sscanf(s, "%d.%d", &pid, &tid) == 2 && pid == getpid() && tid == rt_gettid();
-	unsetenv("OVNI_RECORD_RESUME");
+	free(s);
 	return r;
 }
 
@@ -397,7 +396,7 @@ __attribute__((constructor)) static void record_start(void)
 		return;
 	}
 	rt_record_mode = 1;
-	save_env();
+	rt_env_hide();
 	find_rank();
 	proc_begin(-1, resuming());
 	pthread_atfork(before_fork, NULL, after_fork_child);
@@ -575,62 +574,6 @@ RT_API int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t *ma
 
 /* ---- exec ---- */
 
-#define RESUME_VAR "OVNI_RECORD_RESUME"
-
-/* What a program-supplied environment must keep for the new image to be
- * recorded too (captured at start, before the program changes anything). */
-static const char *const keep_vars[] = { "OVNI_RECORD_STATE", "OVNI_RECORD_LOOM", "OVNI_RECORD_APPID",
-					 "OVNI_TRACEDIR", "OVNI_TMPDIR", "OVNI_EVENTS", "LD_PRELOAD" };
-#define NKEEP (sizeof(keep_vars) / sizeof(keep_vars[0]))
-static char *keep_env[NKEEP];
-
-static void save_env(void)
-{
-	for (size_t i = 0; i < NKEEP; i++) {
-		const char *v = getenv(keep_vars[i]);
-		if (!v)
-			continue;
-		size_t n = strlen(keep_vars[i]) + strlen(v) + 2;
-		keep_env[i] = malloc(n);
-		if (keep_env[i])
-			snprintf(keep_env[i], n, "%s=%s", keep_vars[i], v);
-	}
-}
-
-static int is_var(const char *entry, const char *name)
-{
-	size_t n = strlen(name);
-	return strncmp(entry, name, n) == 0 && entry[n] == '=';
-}
-
-/* envp with our variables put back and the resume mark set; NULL when
- * nothing could be allocated (the exec then runs untraced). */
-static char **traced_env(char *const envp[], const char *resume)
-{
-	size_t n = 0;
-	while (envp && envp[n])
-		n++;
-	char **e = malloc((n + NKEEP + 2) * sizeof(*e));
-	if (!e)
-		return NULL;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!is_var(envp[i], RESUME_VAR))
-			e[k++] = envp[i];
-	for (size_t v = 0; v < NKEEP; v++) {
-		if (!keep_env[v])
-			continue;
-		size_t j = 0;
-		while (j < k && !is_var(e[j], keep_vars[v]))
-			j++;
-		if (j == k)
-			e[k++] = keep_env[v];
-	}
-	if (resume)
-		e[k++] = (char *)resume;
-	e[k] = NULL;
-	return e;
-}
 
 /* Before an exec: this image's part of the thread ends (the stream is
  * complete even if the new image is not traced). 1 if it did. */
@@ -640,7 +583,7 @@ static int exec_begin(char *resume, size_t n)
 	/* A vfork child shares our memory: leave the parent's stream alone. */
 	if (!rt_record_mode || !t->ready || !t->automatic || getpid() != rt_proc.pid)
 		return 0;
-	snprintf(resume, n, RESUME_VAR "=%d.%d", rt_proc.pid, t->tid);
+	snprintf(resume, n, RT_ENV_RESUME "=%d.%d", rt_proc.pid, t->tid);
 	thread_finish(t);
 	return 1;
 }
@@ -668,7 +611,7 @@ static int exec_env(const char *name, const char *path, char *const argv[], char
 	}
 	char resume[64];
 	int began = exec_begin(resume, sizeof(resume));
-	char **e = began ? traced_env(envp, resume) : NULL;
+	char **e = rt_record_mode ? rt_env_traced(envp, began ? resume : NULL) : NULL;
 	int r = real(path, argv, e ? e : envp);
 	free(e);
 	exec_failed(began);
@@ -706,7 +649,7 @@ RT_API int fexecve(int fd, char *const argv[], char *const envp[])
 	}
 	char resume[64];
 	int began = exec_begin(resume, sizeof(resume));
-	char **e = began ? traced_env(envp, resume) : NULL;
+	char **e = rt_record_mode ? rt_env_traced(envp, began ? resume : NULL) : NULL;
 	int r = real(fd, argv, e ? e : envp);
 	free(e);
 	exec_failed(began);
@@ -784,7 +727,7 @@ static int spawn(const char *name, pid_t *pid, const char *path, const posix_spa
 	spawn_fn real = (spawn_fn)dlsym(RTLD_NEXT, name);
 	if (!real)
 		return ENOSYS;
-	char **e = rt_record_mode && envp != environ ? traced_env(envp, NULL) : NULL;
+	char **e = rt_record_mode ? rt_env_traced(envp, NULL) : NULL;
 	int r = real(pid, path, fa, attr, argv, e ? e : envp);
 	free(e);
 	return r;

@@ -120,6 +120,15 @@ void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 pid_t rt_gettid(void);
 int rt_mkpath(const char *path);
 
+/* env.c: the recorder's variables, hidden from the program */
+void rt_env_hide(void); /* record mode, at start */
+char *rt_env_take(const char *name); /* a copy of its value (malloc'd), removed */
+/* Our value of one of them (getenv for any other, and before rt_env_hide). */
+const char *rt_env(const char *name);
+/* envp for a new image: the program's with ours put back, then extra (if
+ * not NULL); one malloc'd block, NULL when out of memory. */
+char **rt_env_traced(char *const envp[], const char *extra);
+
 /* stream.c */
 void rt_stream_open(struct rt_thread *t, int resume);
 void rt_stream_grow(struct rt_thread *t, size_t need);

@@ -148,6 +148,33 @@ same "system(): exit status" "$rc" 0
 emu_ok "system(): ovni emu accepts the trace" "$TMP/system"
 n=$(ls -d "$TMP"/system/loom.*/proc.* | wc -l | tr -d ' ')
 [ "$n" -ge 2 ] && ok "system(): the spawned shell is a process of the trace ($n)" || not_ok "system(): the spawned shell is a process of the trace ($n)"
+rec popen "$TMP/procs" popen
+same "popen(): exit status and what went through the pipe" "$rc $(tr '\n' ' ' <"$TMP/out")" "0 line 1 line 2 line 3 "
+emu_ok "popen(): ovni emu accepts the trace" "$TMP/popen"
+n=$(ls -d "$TMP"/popen/loom.*/proc.* | wc -l | tr -d ' ')
+[ "$n" -ge 2 ] && ok "popen(): the shell and cat are processes of the trace ($n)" || not_ok "popen(): the shell and cat are processes of the trace ($n)"
+
+# --- The environment: the program and every process it starts see the
+# one they would see without the recorder (the user's own LD_PRELOAD,
+# LD_LIBRARY_PATH and OVNI_TRACEDIR included), and are recorded still. ---
+plain=$(env | grep -v '^_=' | sort)
+same "environment: the program's is the one it has without the recorder" "$(rm -rf "$TMP/env1"; "$OVNI" record -o "$TMP/env1" -- env 2>/dev/null | grep -v '^_=' | sort)" "$plain"
+same "environment: a shell's child (fork and exec) sees the same" \
+	"$(rm -rf "$TMP/env2"; "$OVNI" record -o "$TMP/env2" -- sh -c 'env' 2>/dev/null | grep -v '^_=' | sort)" "$plain"
+same "environment: and is recorded (2 processes)" "$(ls -d "$TMP"/env2/loom.*/proc.* 2>/dev/null | wc -l | tr -d ' ')" 2
+$CC -shared -fPIC -o "$TMP/mine.so" -x c - <<'EOC' 2>/dev/null
+#include <unistd.h>
+__attribute__((constructor)) static void hello(void) { (void)!write(2, "mine.so\n", 8); }
+EOC
+rm -rf "$TMP/env3"
+LD_PRELOAD=$TMP/mine.so LD_LIBRARY_PATH=/nonexistent OVNI_TRACEDIR=/somewhere/else \
+	"$OVNI" record -o "$TMP/env3" -- sh -c 'printenv LD_PRELOAD LD_LIBRARY_PATH OVNI_TRACEDIR; sh -c "printenv LD_PRELOAD"' \
+	>"$TMP/out" 2>"$TMP/err"
+same "environment: the user's LD_PRELOAD, LD_LIBRARY_PATH and OVNI_TRACEDIR, as the user set them" \
+	"$(tr '\n' ' ' <"$TMP/out")" "$TMP/mine.so /nonexistent /somewhere/else $TMP/mine.so "
+same "environment: the user's preloaded library still loads in every process (4)" "$(grep -c '^mine.so$' "$TMP/err")" 4
+same "environment: and each is recorded (4 processes)" "$(ls -d "$TMP"/env3/loom.*/proc.* 2>/dev/null | wc -l | tr -d ' ')" 4
+
 rec texec "$TMP/procs" thread-exec
 same "exec from a second thread: exit status" "$rc" 0
 emu_ok "exec from a second thread: ovni emu accepts the trace" "$TMP/texec"

@@ -7,6 +7,7 @@
  *   procs threads-exit    exit() while a thread is still running
  *   procs exit-at-create  exit() right after pthread_create
  *   procs system          system("true"): the shell and true are recorded
+ *   procs popen           popen("cat", "w"), three lines through it, pclose
  *   procs thread-exec     a second thread execs (the kernel gives it the pid)
  *   procs spawn-noenv     posix_spawn of true with an empty environment */
 #include <pthread.h>
@@ -95,5 +96,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "system"))
 		return system("true");
+	if (!strcmp(what, "popen")) {
+		FILE *f = popen("cat", "w");
+		if (!f)
+			return 1;
+		for (int i = 1; i <= 3; i++)
+			fprintf(f, "line %d\n", i);
+		int st = pclose(f);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
 	return 2;
 }
