@@ -167,12 +167,16 @@ $CC -shared -fPIC -o "$TMP/mine.so" -x c - <<'EOC' 2>/dev/null
 __attribute__((constructor)) static void hello(void) { (void)!write(2, "mine.so\n", 8); }
 EOC
 rm -rf "$TMP/env3"
+# (an ASan build of ovni is itself dynamic: its runtime must not mind mine.so)
 LD_PRELOAD=$TMP/mine.so LD_LIBRARY_PATH=/nonexistent OVNI_TRACEDIR=/somewhere/else \
-	"$OVNI" record -o "$TMP/env3" -- sh -c 'printenv LD_PRELOAD LD_LIBRARY_PATH OVNI_TRACEDIR; sh -c "printenv LD_PRELOAD"' \
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 "$OVNI" record -o "$TMP/env3" -- sh -c 'printenv LD_PRELOAD LD_LIBRARY_PATH OVNI_TRACEDIR; sh -c "printenv LD_PRELOAD"' \
 	>"$TMP/out" 2>"$TMP/err"
 same "environment: the user's LD_PRELOAD, LD_LIBRARY_PATH and OVNI_TRACEDIR, as the user set them" \
 	"$(tr '\n' ' ' <"$TMP/out")" "$TMP/mine.so /nonexistent /somewhere/else $TMP/mine.so "
-same "environment: the user's preloaded library still loads in every process (4)" "$(grep -c '^mine.so$' "$TMP/err")" 4
+n=$(grep -c '^mine.so$' "$TMP/err") # 5 with an ASan build of ovni, which loads it too
+[ "$n" -ge 4 ] && ok "environment: the user's preloaded library still loads in every process ($n)" ||
+	not_ok "environment: the user's preloaded library still loads in every process ($n, want 4)"
+
 same "environment: and each is recorded (4 processes)" "$(ls -d "$TMP"/env3/loom.*/proc.* 2>/dev/null | wc -l | tr -d ' ')" 4
 
 rec texec "$TMP/procs" thread-exec
