@@ -266,7 +266,8 @@ void rt_thread_end(struct rt_thread *t)
 {
 	t->ready = 0;
 	rt_stream_close(t);
-	rt_meta_write_final(t);
+	if (!t->lost) /* else unfinished: the recorder ends its stream at its last event */
+		rt_meta_write_final(t);
 	rt_move_files(t);
 	t->finished = 1;
 }

@@ -210,8 +210,10 @@ static void thread_finish(struct rt_thread *t)
 	uint64_t now = rt_clock_exact(t);
 	rt_emit_raw(t, "OHe", now, NULL, 0);
 	uint64_t events = t->nev, bytes = rt_stream_used(t);
+	int lost = t->lost;
 	rt_thread_end(t);
-	publish_stream(t, events, bytes);
+	if (!lost) /* else the recorder reads the stream and ends it at its last event */
+		publish_stream(t, events, bytes);
 	rt_clock_wait_past(now);
 	release(__atomic_load_n(&t->cpu, __ATOMIC_RELAXED), t->tid);
 	reg_del(t->tid);

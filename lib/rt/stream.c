@@ -17,14 +17,18 @@
 
 #define PAGE 4096u
 
-/* The stream file was removed (or replaced) while the thread ran, as
- * when the trace directory is deleted: the program goes on, its thread's
- * events from now on land in memory that is dropped window by window. */
-static void *map_lost(struct rt_thread *t, size_t size)
+/* The stream file cannot be opened again for the next window: removed
+ * (or replaced) while the thread ran, as when the trace directory is
+ * deleted, or no descriptor left for it (the program holds as many as its
+ * limit allows). The program goes on; its thread's stream ends at the
+ * events already in it (the recorder cuts it there), and the events from
+ * now on land in memory that is dropped window by window. */
+static void *map_lost(struct rt_thread *t, size_t size, int err)
 {
 	if (!t->lost) {
 		t->lost = 1;
-		rt_warn("ovni: %s is gone: the events of thread %d are no longer recorded\n", t->obs.path, t->tid);
+		rt_warn("ovni: cannot open %s again (%s): the events of thread %d from now on are not recorded\n",
+			t->obs.path, err == ESTALE ? "another file has its name" : strerror(err), t->tid);
 	}
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
@@ -47,9 +51,10 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 			size = RT_WINDOW;
 		while (size < min)
 			size *= 2;
-		p = rt_map_pages(&t->obs, off, size);
-		if (!p && (errno == ENOENT || errno == ESTALE))
-			p = map_lost(t, size);
+		p = t->lost ? NULL : rt_map_pages(&t->obs, off, size);
+		int err = t->lost ? ESTALE : errno;
+		if (!p && (err == ENOENT || err == ESTALE || err == EMFILE || err == ENFILE))
+			p = map_lost(t, size, err);
 		if (!p)
 			rt_die("rt_stream_grow", "cannot extend and map %s/stream.obs: %s", t->dir, strerror(errno));
 	}
@@ -58,7 +63,9 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 	t->win_size = size;
 	t->pos = t->win + (used - off);
 	t->end = t->win + size;
-	if (drop)
+	if (drop && t->lost) /* no more windows of the file */
+		munmap(drop, drop_size);
+	else if (drop)
 		rt_mapper_request(t, off + size - PAGE, size * 2 > RT_WINDOW ? RT_WINDOW : size * 2, drop, drop_size);
 }
 

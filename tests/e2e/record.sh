@@ -459,10 +459,27 @@ if $CC -O1 -pthread -o "$TMP/fds" "$SRC/fds.c"; then
 	rm -rf "$TMP/fd-gone"
 	"$OVNI" record -o "$TMP/fd-gone" -- "$TMP/fds" loop "$TMP/own-gone" "$TMP/fd-gone" >"$TMP/out" 2>"$TMP/err"
 	same "its stream removed: the program ends as it would" "$?:$(cat "$TMP/out")" "3:fds: fd 3"
-	same "its stream removed: one line says so" "$(grep -c 'stream.obs is gone: the events of thread [0-9]* are no longer recorded' "$TMP/err")" 1
+	same "its stream removed: one line says so" "$(grep -c 'stream.obs again (No such file or directory): the events of thread [0-9]* from now on are not recorded' "$TMP/err")" 1
 	rm -rf "$TMP"/fd-* "$TMP"/own-*
 else
 	not_ok "compile fds.c"
+fi
+# At its descriptor limit, the program still runs to its end; its stream
+# stops at the window it could not open (one line says so) and is ended
+# there, a trace ovni emu accepts.
+if "$OVNI" lib "$TMP/flib" >/dev/null 2>&1 &&
+	$CC -O1 -I"$TMP/flib" -o "$TMP/fdlimit" "$SRC/fdlimit.c" -L"$TMP/flib" -lovni; then
+	rm -rf "$TMP/fdl"
+	"$OVNI" record -o "$TMP/fdl" -- "$TMP/fdlimit" 100000 >"$TMP/out" 2>"$TMP/err"
+	same "at its descriptor limit: the program ends as it would" "$?:$(cat "$TMP/out")" "4:fdlimit: 100000 events"
+	same "at its descriptor limit: one line says the rest is not recorded" \
+		"$(grep -c 'stream.obs again (Too many open files): the events of thread [0-9]* from now on are not recorded' "$TMP/err")" 1
+	emu_ok "at its descriptor limit: ovni emu accepts the trace" "$TMP/fdl"
+	n=$(count OB. "$TMP/fdl")
+	[ "$n" -gt 1000 ] && [ "$n" -lt 100000 ] && ok "at its descriptor limit: the events up to then are in the trace ($n)" ||
+		not_ok "at its descriptor limit: the events up to then are in the trace ($n)"
+else
+	not_ok "compile fdlimit.c"
 fi
 
 # --- Private shim directory. ---

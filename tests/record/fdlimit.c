@@ -1,0 +1,32 @@
+/* A program at its descriptor limit: it opens /dev/null until open fails,
+ * then emits N events through the API (argv[1], enough to need new
+ * windows of its stream), frees the descriptors and exits with status 4.
+ * Under ovni record its thread's stream cannot be opened again for a new
+ * window: the program must go on all the same. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <ovni.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 100000;
+	struct rlimit rl = { 64, 64 }; /* a small limit: quick to reach */
+	setrlimit(RLIMIT_NOFILE, &rl);
+	int fds[64], k = 0;
+	while (k < 64 && (fds[k] = open("/dev/null", O_RDONLY)) >= 0)
+		k++;
+	for (long i = 0; i < n; i++) {
+		struct ovni_ev ev = { 0 };
+		ovni_ev_set_mcv(&ev, "OB.");
+		ovni_ev_set_clock(&ev, ovni_clock_now());
+		ovni_ev_emit(&ev);
+	}
+	while (k > 0)
+		close(fds[--k]);
+	printf("fdlimit: %ld events\n", n);
+	return 4;
+}
