@@ -85,6 +85,8 @@ void rt_meta_changed(struct rt_thread *t)
 static void write_text(struct rt_thread *t, const char *s, size_t len)
 {
 	char dst[PATH_MAX];
+	if (t->lost) /* its stream is not recorded any more (stream.c) */
+		return;
 	if ((size_t)snprintf(dst, sizeof(dst), "%s/stream.json", t->dir) >= sizeof(dst))
 		rt_die("rt_meta_write", "path too long: %s", t->dir);
 	if (file_write_atomic_at(AT_FDCWD, dst, s, len, 0644, 0) != 0)

@@ -23,13 +23,18 @@
  * limit allows). The program goes on; its thread's stream ends at the
  * events already in it (the recorder cuts it there), and the events from
  * now on land in memory that is dropped window by window. */
+static void lose(struct rt_thread *t, int err, const char *again)
+{
+	if (t->lost)
+		return;
+	t->lost = 1;
+	rt_warn("ovni: cannot open %s%s (%s): the events of thread %d from now on are not recorded\n",
+		t->obs.path, again, err == ESTALE ? "another file has its name" : strerror(err), t->tid);
+}
+
 static void *map_lost(struct rt_thread *t, size_t size, int err)
 {
-	if (!t->lost) {
-		t->lost = 1;
-		rt_warn("ovni: cannot open %s again (%s): the events of thread %d from now on are not recorded\n",
-			t->obs.path, err == ESTALE ? "another file has its name" : strerror(err), t->tid);
-	}
+	lose(t, err, " again");
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -125,6 +130,16 @@ void rt_stream_open(struct rt_thread *t, int resume)
 	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC);
 	int fd = open(t->obs.path, flags, 0644);
 	struct stat st;
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		/* the program holds all the descriptors it may: it goes on, this
+		 * thread unrecorded (an ended stream needs none) */
+		lose(t, errno, "");
+		t->stream_open = 1;
+		t->nev = 0;
+		t->nev_unknown = 0;
+		map_window(t, 0, 8, NULL, 0);
+		return;
+	}
 	if (fd < 0 || fstat(fd, &st) != 0)
 		rt_die("rt_stream_open", "cannot open %s: %s", t->obs.path, strerror(errno));
 	t->obs.dev = (uint64_t)st.st_dev;
