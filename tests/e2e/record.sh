@@ -468,7 +468,7 @@ fi
 # stops at the window it could not open (one line says so) and is ended
 # there, a trace ovni emu accepts.
 if "$OVNI" lib "$TMP/flib" >/dev/null 2>&1 &&
-	$CC -O1 -I"$TMP/flib" -o "$TMP/fdlimit" "$SRC/fdlimit.c" -L"$TMP/flib" -lovni; then
+	$CC -O1 -pthread -I"$TMP/flib" -o "$TMP/fdlimit" "$SRC/fdlimit.c" -L"$TMP/flib" -lovni; then
 	rm -rf "$TMP/fdl"
 	"$OVNI" record -o "$TMP/fdl" -- "$TMP/fdlimit" 100000 >"$TMP/out" 2>"$TMP/err"
 	same "at its descriptor limit: the program ends as it would" "$?:$(cat "$TMP/out")" "4:fdlimit: 100000 events"
@@ -478,6 +478,11 @@ if "$OVNI" lib "$TMP/flib" >/dev/null 2>&1 &&
 	n=$(count OB. "$TMP/fdl")
 	[ "$n" -gt 1000 ] && [ "$n" -lt 100000 ] && ok "at its descriptor limit: the events up to then are in the trace ($n)" ||
 		not_ok "at its descriptor limit: the events up to then are in the trace ($n)"
+	rm -rf "$TMP/fdl"
+	"$OVNI" record -o "$TMP/fdl" -- "$TMP/fdlimit" 1000 threads >"$TMP/out" 2>"$TMP/err"
+	same "at its descriptor limit, starting threads: the program ends as it would" "$?:$(cat "$TMP/out")" "4:fdlimit: 1000 events"
+	same "at its descriptor limit, starting threads: one line for each, not recorded" \
+		"$(grep -c 'stream.obs (Too many open files): the events of thread [0-9]* from now on are not recorded' "$TMP/err")" 3
 else
 	not_ok "compile fdlimit.c"
 fi

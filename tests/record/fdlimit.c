@@ -1,15 +1,23 @@
 /* A program at its descriptor limit: it opens /dev/null until open fails,
  * then emits N events through the API (argv[1], enough to need new
- * windows of its stream), frees the descriptors and exits with status 4.
- * Under ovni record its thread's stream cannot be opened again for a new
- * window: the program must go on all the same. */
+ * windows of its stream) and, with argv[2] "threads", starts and joins 3
+ * threads; frees the descriptors and exits with status 4. Under ovni
+ * record its thread's stream cannot be opened again for a new window, nor
+ * the new threads' streams at all: the program must go on all the same. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <ovni.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+static void *idle(void *a)
+{
+	return a;
+}
 
 int main(int argc, char **argv)
 {
@@ -24,6 +32,11 @@ int main(int argc, char **argv)
 		ovni_ev_set_mcv(&ev, "OB.");
 		ovni_ev_set_clock(&ev, ovni_clock_now());
 		ovni_ev_emit(&ev);
+	}
+	for (int i = 0; argc > 2 && strcmp(argv[2], "threads") == 0 && i < 3; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, idle, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 1;
 	}
 	while (k > 0)
 		close(fds[--k]);
