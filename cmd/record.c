@@ -190,6 +190,10 @@ static void keep_user_env(void)
 	}
 }
 
+/* A file size limit (ulimit -f) makes the recorder's writes fail with a
+ * message instead of killing it with SIGXFSZ; APP gets its disposition back. */
+static struct sigaction xfsz_orig;
+
 static void prepend_env(const char *name, const char *value)
 {
 	const char *old = getenv(name);
@@ -692,6 +696,7 @@ static int launch(struct run *r, char **argv)
 		for (size_t i = 0; i < NSIGS; i++)
 			sigaction(sigs[i], &orig[i], NULL);
 		sigaction(SIGCHLD, &chld, NULL);
+		sigaction(SIGXFSZ, &xfsz_orig, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execv(prog, argv);
 		int err = errno;
@@ -757,6 +762,10 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	keep_user_env();
+	struct sigaction ign;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGXFSZ, &ign, &xfsz_orig);
 	struct run r = { .app_id = 1 };
 	const char *out = getenv("OVNI_TRACEDIR"), *tmp = getenv("OVNI_TMPDIR");
 	const char *events = getenv("OVNI_EVENTS"), *loom = NULL;

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,23 +22,47 @@
 /* The stream file cannot be opened again for the next window: removed
  * (or replaced) while the thread ran, as when the trace directory is
  * deleted, or no descriptor left for it (the program holds as many as its
- * limit allows). The program goes on; its thread's stream ends at the
+ * limit allows), or it cannot grow (a file size limit, ulimit -f). The program goes on; its thread's stream ends at the
  * events already in it (the recorder cuts it there), and the events from
  * now on land in memory that is dropped window by window. */
-static void lose(struct rt_thread *t, int err, const char *again)
+static void lose(struct rt_thread *t, int err, const char *what, const char *again)
 {
 	if (t->lost)
 		return;
 	t->lost = 1;
-	rt_warn("ovni: cannot open %s%s (%s): the events of thread %d from now on are not recorded\n",
+	rt_warn("ovni: cannot %s %s%s (%s): the events of thread %d from now on are not recorded\n", what,
 		t->obs.path, again, err == ESTALE ? "another file has its name" : strerror(err), t->tid);
 }
 
 static void *map_lost(struct rt_thread *t, size_t size, int err)
 {
-	lose(t, err, " again");
+	if (err == EFBIG)
+		lose(t, err, "extend", "");
+	else
+		lose(t, err, "open", " again");
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/* rt_map_pages in the program's thread. A file size limit (ulimit -f)
+ * would kill the program with SIGXFSZ there; blocked, the call fails with
+ * EFBIG, and the signal it raised is taken back. (The mapper thread blocks
+ * every signal.) */
+static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size)
+{
+	sigset_t xfsz, old;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	void *p = rt_map_pages(&t->obs, off, size);
+	int err = errno;
+	if (!p && err == EFBIG && !sigismember(&old, SIGXFSZ)) {
+		const struct timespec now = { 0, 0 };
+		sigtimedwait(&xfsz, NULL, &now);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return p;
 }
 
 /* Maps the window holding used with room for need more bytes: the one the
@@ -56,9 +82,9 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 			size = RT_WINDOW;
 		while (size < min)
 			size *= 2;
-		p = t->lost ? NULL : rt_map_pages(&t->obs, off, size);
+		p = t->lost ? NULL : map_pages_here(t, off, size);
 		int err = t->lost ? ESTALE : errno;
-		if (!p && (err == ENOENT || err == ESTALE || err == EMFILE || err == ENFILE))
+		if (!p && (err == ENOENT || err == ESTALE || err == EMFILE || err == ENFILE || err == EFBIG))
 			p = map_lost(t, size, err);
 		if (!p)
 			rt_die("rt_stream_grow", "cannot extend and map %s/stream.obs: %s", t->dir, strerror(errno));
@@ -133,7 +159,7 @@ void rt_stream_open(struct rt_thread *t, int resume)
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 		/* the program holds all the descriptors it may: it goes on, this
 		 * thread unrecorded (an ended stream needs none) */
-		lose(t, errno, "");
+		lose(t, errno, "open", "");
 		t->stream_open = 1;
 		t->nev = 0;
 		t->nev_unknown = 0;

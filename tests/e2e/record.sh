@@ -486,6 +486,23 @@ if "$OVNI" lib "$TMP/flib" >/dev/null 2>&1 &&
 else
 	not_ok "compile fdlimit.c"
 fi
+# Under a file size limit (ulimit -f: 512- or 1024-byte blocks, as the
+# shell counts) streams stop growing, not the program (no SIGXFSZ); the
+# recorder's own files over the limit are an error, not a signal.
+if $CC -O2 -pthread -I"$TMP/flib" -o "$TMP/fburst" "$SRC/burst.c" -L"$TMP/flib" -lovni; then
+	rm -rf "$TMP/fsz"
+	(ulimit -f 16384 && exec "$OVNI" record -o "$TMP/fsz" -- "$TMP/fburst" 2 3000000) >"$TMP/out" 2>"$TMP/err"
+	same "under a file size limit: the program ends as it would" "$?:$(grep -c '^burst: 2 threads x 3000000 events' "$TMP/out")" "0:1"
+	same "under a file size limit: a line for each thread whose stream stopped" \
+		"$(grep -c 'cannot extend .*stream.obs (File too large): the events of thread [0-9]* from now on are not recorded' "$TMP/err")" 2
+	emu_ok "under a file size limit: ovni emu accepts the trace" "$TMP/fsz"
+	rm -rf "$TMP/fsz"
+	(ulimit -f 200 && exec "$OVNI" record -o "$TMP/fsz" -- true) >"$TMP/out" 2>"$TMP/err"
+	same "a file size limit below the recorder's state: status 1, one error line" \
+		"$?:$(grep -c '^ovni record: error: .*File too large$' "$TMP/err")" "1:1"
+else
+	not_ok "compile burst.c against ovni lib"
+fi
 
 # --- Private shim directory. ---
 priv=$(TMPDIR=$TMP/priv sh -c 'mkdir -p "$TMPDIR"; "$1" record -o "$2" -- true 2>/dev/null; ls -d "$TMPDIR"/ovni-*' sh "$OVNI" "$TMP/t3")
