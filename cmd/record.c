@@ -159,14 +159,17 @@ static struct rt_state *make_state(char *path, size_t n)
 	close(dfd);
 	if (fd < 0 || ftruncate(fd, sizeof(struct rt_state)) != 0) {
 		msg_err("cannot create %s: %s", path, strerror(errno));
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
+			unlink(path); /* a file size limit leaves it empty */
+		}
 		return NULL;
 	}
 	struct rt_state *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (s == MAP_FAILED) {
 		msg_err("cannot map %s: %s", path, strerror(errno));
+		unlink(path);
 		return NULL;
 	}
 	s->ncpus = online_cpus(s->phyid, RT_STATE_MAXCPU);

@@ -500,6 +500,9 @@ if $CC -O2 -pthread -I"$TMP/flib" -o "$TMP/fburst" "$SRC/burst.c" -L"$TMP/flib" 
 	(ulimit -f 200 && exec "$OVNI" record -o "$TMP/fsz" -- true) >"$TMP/out" 2>"$TMP/err"
 	same "a file size limit below the recorder's state: status 1, one error line" \
 		"$?:$(grep -c '^ovni record: error: .*File too large$' "$TMP/err")" "1:1"
+	state=$(sed -n 's/^ovni record: error: cannot create \(.*\): File too large$/\1/p' "$TMP/err")
+	same "a file size limit below the recorder's state: the state file is not left behind" \
+		"$([ -n "$state" ] && [ ! -e "$state" ] && echo gone)" gone
 else
 	not_ok "compile burst.c against ovni lib"
 fi
