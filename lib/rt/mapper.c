@@ -111,9 +111,7 @@ static int reserve(int fd, uint64_t from, uint64_t end)
 	return 0;
 }
 
-/* Opens f for writing when its name still holds our file. -1 with errno
- * (ESTALE: another file took the name). */
-static int open_stream_file(const struct rt_file *f)
+int rt_file_open(const struct rt_file *f)
 {
 	int fd = open(f->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -133,7 +131,7 @@ static int open_stream_file(const struct rt_file *f)
  * descriptor, which is closed before returning. */
 void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
 {
-	int fd = open_stream_file(f);
+	int fd = rt_file_open(f);
 	if (fd < 0)
 		return NULL;
 	void *p = NULL;

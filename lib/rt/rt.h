@@ -140,6 +140,9 @@ void rt_move_files(struct rt_thread *t); /* async-signal-safe */
 void rt_move_back(struct rt_thread *t);
 
 /* mapper.c */
+/* f opened for writing when its name still holds our file; -1 with errno
+ * (ESTALE: another file took the name). System calls only. */
+int rt_file_open(const struct rt_file *f);
 void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
 void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);

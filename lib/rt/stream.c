@@ -205,11 +205,8 @@ void rt_stream_close(struct rt_thread *t)
 	t->stream_open = 0;
 	if (t->lost)
 		return;
-	int fd = open(t->obs.path, O_WRONLY | O_CLOEXEC);
-	struct stat st;
-	/* only our file: the name may hold another by now */
-	if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_dev != t->obs.dev ||
-	    (uint64_t)st.st_ino != t->obs.ino || ftruncate(fd, (off_t)used) != 0)
+	int fd = rt_file_open(&t->obs);
+	if (fd < 0 || ftruncate(fd, (off_t)used) != 0)
 		rt_warn("ovni: cannot cut %s to %llu bytes\n", t->obs.path, (unsigned long long)used);
 	if (fd >= 0)
 		close(fd);
