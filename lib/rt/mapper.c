@@ -111,13 +111,12 @@ static int reserve(int fd, uint64_t from, uint64_t end)
 	return 0;
 }
 
-int rt_file_open(const struct rt_file *f)
+int rt_file_open(const struct rt_file *f, struct stat *st)
 {
 	int fd = open(f->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino) {
+	if (fstat(fd, st) != 0 || (uint64_t)st->st_dev != f->dev || (uint64_t)st->st_ino != f->ino) {
 		close(fd);
 		errno = ESTALE;
 		return -1;
@@ -131,13 +130,11 @@ int rt_file_open(const struct rt_file *f)
  * descriptor, which is closed before returning. */
 void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
 {
-	int fd = rt_file_open(f);
+	struct stat st;
+	int fd = rt_file_open(f, &st);
 	if (fd < 0)
 		return NULL;
 	void *p = NULL;
-	struct stat st;
-	if (fstat(fd, &st) != 0)
-		goto out;
 	uint64_t have = (uint64_t)st.st_size;
 	int r = 1; /* 0: blocks reserved, not in the page cache yet */
 	if (have < off + size) {

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -70,7 +71,7 @@ struct rt_thread {
 	uint64_t win_off;
 	size_t win_size;
 	int stream_open; /* between rt_stream_open and rt_stream_close */
-	int lost; /* stream.obs was removed under us: events are dropped */
+	int lost; /* stream.obs cannot take more (stream.c): events are dropped */
 	int ready, finished;
 	int tid;
 	int automatic; /* record mode owns its lifecycle events (OH*, OA*) */
@@ -140,9 +141,10 @@ void rt_move_files(struct rt_thread *t); /* async-signal-safe */
 void rt_move_back(struct rt_thread *t);
 
 /* mapper.c */
-/* f opened for writing when its name still holds our file; -1 with errno
- * (ESTALE: another file took the name). System calls only. */
-int rt_file_open(const struct rt_file *f);
+/* f opened for writing when its name still holds our file (*st: its
+ * status); -1 with errno (ESTALE: another file took the name). System
+ * calls only. */
+int rt_file_open(const struct rt_file *f, struct stat *st);
 void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
 void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);

@@ -22,9 +22,10 @@
 /* The stream file cannot be opened again for the next window: removed
  * (or replaced) while the thread ran, as when the trace directory is
  * deleted, or no descriptor left for it (the program holds as many as its
- * limit allows), or it cannot grow (a file size limit, ulimit -f). The program goes on; its thread's stream ends at the
- * events already in it (the recorder cuts it there), and the events from
- * now on land in memory that is dropped window by window. */
+ * limit allows), or it cannot grow (a file size limit, ulimit -f). The
+ * program goes on; its thread's stream ends at the events already in it
+ * (the recorder cuts it there), and the events from now on land in memory
+ * that is dropped window by window. */
 static void lose(struct rt_thread *t, int err, const char *what, const char *again)
 {
 	if (t->lost)
@@ -82,10 +83,14 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 			size = RT_WINDOW;
 		while (size < min)
 			size *= 2;
-		p = t->lost ? NULL : map_pages_here(t, off, size);
-		int err = t->lost ? ESTALE : errno;
-		if (!p && (err == ENOENT || err == ESTALE || err == EMFILE || err == ENFILE || err == EFBIG))
-			p = map_lost(t, size, err);
+		if (t->lost) {
+			p = map_lost(t, size, 0); /* told already */
+		} else {
+			p = map_pages_here(t, off, size);
+			int err = errno;
+			if (!p && (err == ENOENT || err == ESTALE || err == EMFILE || err == ENFILE || err == EFBIG))
+				p = map_lost(t, size, err);
+		}
 		if (!p)
 			rt_die("rt_stream_grow", "cannot extend and map %s/stream.obs: %s", t->dir, strerror(errno));
 	}
@@ -205,7 +210,8 @@ void rt_stream_close(struct rt_thread *t)
 	t->stream_open = 0;
 	if (t->lost)
 		return;
-	int fd = rt_file_open(&t->obs);
+	struct stat st;
+	int fd = rt_file_open(&t->obs, &st);
 	if (fd < 0 || ftruncate(fd, (off_t)used) != 0)
 		rt_warn("ovni: cannot cut %s to %llu bytes\n", t->obs.path, (unsigned long long)used);
 	if (fd >= 0)
