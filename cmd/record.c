@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -140,23 +141,67 @@ static uint32_t online_cpus(int32_t *phyid, uint32_t max)
 	return n;
 }
 
-/* The shared state file, in the private directory. */
-static struct rt_state *make_state(char *path, size_t n)
+/* State files no recorder runs with (killed by SIGKILL, say). A recorder
+ * holds a lock on its own while it runs, so a state file no one locks is a
+ * dead recorder's; unless made in the last minute (it is locked just after
+ * it is made). The PID in its name cannot tell: the directory may be
+ * shared with other PID namespaces. */
+#define STATE_STALE_S 60
+
+static void sweep_states(int dfd, const char *dir)
+{
+	size_t n;
+	char **names = file_dir_names(dir, &n);
+	if (!names)
+		return;
+	time_t now = time(NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(names[i], "run.", 4) != 0)
+			continue;
+		int fd = openat(dfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct stat a, b;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 && S_ISREG(a.st_mode) &&
+		    now - a.st_mtime > STATE_STALE_S &&
+		    fstatat(dfd, names[i], &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			unlinkat(dfd, names[i], 0);
+		close(fd);
+	}
+	file_names_free(names, n);
+}
+
+/* The shared state file, in the private directory: run.PID, or run.PID-K
+ * when a recorder of another PID namespace has that name. *lockfd holds
+ * its lock until the recorder exits. */
+static struct rt_state *make_state(char *path, size_t n, int *lockfd)
 {
 	char dir[4096];
 	int dfd = shim_private_dir(dir, sizeof(dir));
 	if (dfd < 0)
 		return NULL;
+	sweep_states(dfd, dir);
 	char name[64];
-	snprintf(name, sizeof(name), "run.%ld", (long)getpid());
+	int fd = -1;
+	for (int k = 0; k < 100; k++) {
+		if (k == 0)
+			snprintf(name, sizeof(name), "run.%ld", (long)getpid());
+		else
+			snprintf(name, sizeof(name), "run.%ld-%d", (long)getpid(), k);
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	close(dfd);
 	if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n) {
-		close(dfd);
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
 		msg_err("private directory path too long");
 		return NULL;
 	}
-	unlinkat(dfd, name, 0);
-	int fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	close(dfd);
 	if (fd < 0 || ftruncate(fd, sizeof(struct rt_state)) != 0) {
 		msg_err("cannot create %s: %s", path, strerror(errno));
 		if (fd >= 0) {
@@ -165,13 +210,15 @@ static struct rt_state *make_state(char *path, size_t n)
 		}
 		return NULL;
 	}
+	flock(fd, LOCK_EX); /* where flock is not supported, nothing is swept */
 	struct rt_state *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (s == MAP_FAILED) {
 		msg_err("cannot map %s: %s", path, strerror(errno));
+		close(fd);
 		unlink(path);
 		return NULL;
 	}
+	*lockfd = fd;
 	s->ncpus = online_cpus(s->phyid, RT_STATE_MAXCPU);
 	s->magic = RT_STATE_MAGIC;
 	return s;
@@ -630,12 +677,13 @@ static int launch(struct run *r, char **argv)
 {
 	const char *prog = r->prog;
 	char shimdir[PATH_MAX], state_path[PATH_MAX], lib[PATH_MAX + 32];
+	int state_lock = -1; /* held to the exit (close-on-exec: not APP's) */
 	struct shim_blob blob = shim_embedded();
 	if (shim_install(&blob, shimdir, sizeof(shimdir)) != 0) {
 		undo_tracedir(r);
 		return 1;
 	}
-	r->state = make_state(state_path, sizeof(state_path));
+	r->state = make_state(state_path, sizeof(state_path), &state_lock);
 	if (!r->state) {
 		undo_tracedir(r);
 		return 1;

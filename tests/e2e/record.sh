@@ -525,6 +525,37 @@ done
 same "4 concurrent first runs all record" "$n" 4
 same "concurrent runs leave one shim file" "$(find "$TMP/conc" -name 'libovni.so.1' | wc -l | tr -d ' ')" 1
 same "concurrent runs leave no temporary file" "$(find "$TMP/conc" -name '.tmp.*' | wc -l | tr -d ' ')" 0
+# State files (run.PID) of recorders killed by SIGKILL are removed by the
+# next recorder, once a minute old; a running recorder's never is.
+sw=$TMP/sweep
+pd=$sw/ovni-$(id -u)
+mkdir -p "$sw"
+# wait_file PATH: up to 10 s for PATH to exist
+wait_file() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+}
+TMPDIR=$sw XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/sw1" -- sleep 30 >/dev/null 2>&1 &
+dead=$!
+wait_file "$pd/run.$dead"
+kids=$(pgrep -P $dead)
+kill -9 $dead
+wait $dead 2>/dev/null
+[ -n "$kids" ] && kill $kids 2>/dev/null
+same "a recorder killed by SIGKILL leaves its state file" "$([ -e "$pd/run.$dead" ] && echo left)" left
+TMPDIR=$sw XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/sw2" -- true >/dev/null 2>&1
+same "a state file made in the last minute is kept" "$([ -e "$pd/run.$dead" ] && echo kept)" kept
+TMPDIR=$sw XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/sw3" -- sleep 3 >/dev/null 2>&1 &
+live=$!
+wait_file "$pd/run.$live"
+touch -d '2 minutes ago' "$pd/run.$dead" "$pd/run.$live"
+TMPDIR=$sw XDG_RUNTIME_DIR= "$OVNI" record -o "$TMP/sw4" -- true >/dev/null 2>&1
+same "the next recorder removes a killed recorder's old state file" "$([ -e "$pd/run.$dead" ] || echo gone)" gone
+same "a running recorder's state file is kept, however old" "$([ -e "$pd/run.$live" ] && echo kept)" kept
+wait $live
+same "the running recorder ends well" "$?:$(find "$TMP/sw3" -name stream.obs | wc -l | tr -d ' ')" 0:1
+rm -rf "$sw" "$TMP"/sw[1-4]
+
 rm -rf "$TMP/evil" && mkdir -p "$TMP/evil" "$TMP/other"
 ln -s "$TMP/other" "$TMP/evil/ovni-$(id -u)"
 check_fails "a symlinked private directory is refused" "not a directory|symlink" \
