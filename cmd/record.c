@@ -173,16 +173,20 @@ static void sweep_states(int dfd, const char *dir)
 }
 
 /* The shared state file, in the private directory: run.PID, or run.PID-K
- * when a recorder of another PID namespace has that name. *lockfd holds
- * its lock until the recorder exits. */
-static struct rt_state *make_state(char *path, size_t n, int *lockfd)
+ * when a recorder of another PID namespace has that name. */
+static struct rt_state *make_state(char *path, size_t n)
 {
 	char dir[4096];
 	int dfd = shim_private_dir(dir, sizeof(dir));
 	if (dfd < 0)
 		return NULL;
+	if (strlen(dir) + 40 > n) { /* room for the longest name below */
+		close(dfd);
+		msg_err("private directory path too long");
+		return NULL;
+	}
 	sweep_states(dfd, dir);
-	char name[64];
+	char name[40];
 	int fd = -1;
 	for (int k = 0; k < 100; k++) {
 		if (k == 0)
@@ -194,14 +198,7 @@ static struct rt_state *make_state(char *path, size_t n, int *lockfd)
 			break;
 	}
 	close(dfd);
-	if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n) {
-		if (fd >= 0) {
-			close(fd);
-			unlink(path);
-		}
-		msg_err("private directory path too long");
-		return NULL;
-	}
+	snprintf(path, n, "%s/%s", dir, name);
 	if (fd < 0 || ftruncate(fd, sizeof(struct rt_state)) != 0) {
 		msg_err("cannot create %s: %s", path, strerror(errno));
 		if (fd >= 0) {
@@ -210,7 +207,9 @@ static struct rt_state *make_state(char *path, size_t n, int *lockfd)
 		}
 		return NULL;
 	}
-	flock(fd, LOCK_EX); /* where flock is not supported, nothing is swept */
+	/* fd stays open, close-on-exec (not APP's): the lock lasts until the
+	 * recorder exits. Where flock fails, no one sweeps anything. */
+	flock(fd, LOCK_EX);
 	struct rt_state *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (s == MAP_FAILED) {
 		msg_err("cannot map %s: %s", path, strerror(errno));
@@ -218,7 +217,6 @@ static struct rt_state *make_state(char *path, size_t n, int *lockfd)
 		unlink(path);
 		return NULL;
 	}
-	*lockfd = fd;
 	s->ncpus = online_cpus(s->phyid, RT_STATE_MAXCPU);
 	s->magic = RT_STATE_MAGIC;
 	return s;
@@ -677,13 +675,12 @@ static int launch(struct run *r, char **argv)
 {
 	const char *prog = r->prog;
 	char shimdir[PATH_MAX], state_path[PATH_MAX], lib[PATH_MAX + 32];
-	int state_lock = -1; /* held to the exit (close-on-exec: not APP's) */
 	struct shim_blob blob = shim_embedded();
 	if (shim_install(&blob, shimdir, sizeof(shimdir)) != 0) {
 		undo_tracedir(r);
 		return 1;
 	}
-	r->state = make_state(state_path, sizeof(state_path), &state_lock);
+	r->state = make_state(state_path, sizeof(state_path));
 	if (!r->state) {
 		undo_tracedir(r);
 		return 1;
