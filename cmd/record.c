@@ -180,7 +180,7 @@ static struct rt_state *make_state(char *path, size_t n)
 	int dfd = shim_private_dir(dir, sizeof(dir));
 	if (dfd < 0)
 		return NULL;
-	if (strlen(dir) + 40 > n) { /* room for the longest name below */
+	if (file_join_to(path, n, dir, "run.-2147483648-99") >= n) { /* the longest name below */
 		close(dfd);
 		msg_err("private directory path too long");
 		return NULL;
@@ -198,7 +198,7 @@ static struct rt_state *make_state(char *path, size_t n)
 			break;
 	}
 	close(dfd);
-	snprintf(path, n, "%s/%s", dir, name);
+	file_join_to(path, n, dir, name);
 	if (fd < 0 || ftruncate(fd, sizeof(struct rt_state)) != 0) {
 		msg_err("cannot create %s: %s", path, strerror(errno));
 		if (fd >= 0) {
