@@ -464,6 +464,33 @@ static int ended_cleanly(const char *dir, const struct rt_state_stream *e, struc
 	return 1;
 }
 
+/* The stream.json the shim handed over in the state, as it could not
+ * write it (no descriptor left): written before the stream is checked. */
+static void write_handed_meta(const struct rt_state *s, const struct rt_state_stream *e, const char *dir)
+{
+	uint64_t m = e->meta, off = RT_STATE_META_OFF(m), len = RT_STATE_META_LEN(m);
+	if (!m || off > RT_STATE_META_BYTES || len > RT_STATE_META_BYTES - off)
+		return;
+	char path[PATH_MAX + 1200];
+	snprintf(path, sizeof(path), "%s/stream.json", dir);
+	const char *text = s->meta + off;
+	char *own = NULL;
+	if (m & RT_STATE_META_UNFINISHED) { /* not ended: salvage_stream ends it */
+		struct json *j = json_parse(text, len);
+		if (!j || json_dotset(j, "ovni.finished", json_new_number(0)) != 0 ||
+		    !(own = json_write_pretty(j, &len))) {
+			json_free(j);
+			msg_warn("%s: the metadata the thread left cannot be read", path);
+			return;
+		}
+		json_free(j);
+		text = own;
+	}
+	if (file_write_atomic_at(AT_FDCWD, path, text, len, 0644, 0) != 0)
+		msg_warn("cannot write %s: %s", path, strerror(errno));
+	free(own);
+}
+
 /* Ends what was left unfinished, moves it out of the tmpdir, counts. */
 static void finish_trace(struct run *r, double elapsed, const char *app, const char *ending)
 {
@@ -502,6 +529,7 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 					   r->nranks, s->phyid, s->ncpus };
 		struct salvage_result res;
 		int single = i + 1 == n || cmp_stream(&list[i + 1], &list[i]) != 0;
+		write_handed_meta(s, &list[i], dir);
 		if (!(single && ended_cleanly(dir, &list[i], &res)) && salvage_stream(dir, &in, &res) != 0)
 			continue;
 		if (res.dropped) {

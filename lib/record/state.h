@@ -22,7 +22,18 @@ struct rt_state_stream {
 	_Atomic uint32_t done;
 	uint32_t unused;
 	uint64_t events, bytes;
+	/* The stream.json the shim could not write (no descriptor left, say),
+	 * for the recorder to write at the end: its text in meta[] of the
+	 * state, as offset << 24 | length, and RT_STATE_META_UNFINISHED when
+	 * it is the final text of a stream that was not ended (its "finished"
+	 * is not true yet); 0 when the file is up to date. */
+	_Atomic uint64_t meta;
 };
+
+#define RT_STATE_META_BYTES (1u << 20) /* about 500 stream.json; sparse: pages only where used */
+#define RT_STATE_META_UNFINISHED (1ull << 63)
+#define RT_STATE_META_LEN(m) ((m) & 0xffffffu)
+#define RT_STATE_META_OFF(m) (((m) & ~RT_STATE_META_UNFINISHED) >> 24)
 
 struct rt_state {
 	uint64_t magic;
@@ -35,6 +46,8 @@ struct rt_state {
 	/* --kernel (lib/rt/kernel.c) */
 	_Atomic uint32_t kernel_refused; /* the notice was printed */
 	_Atomic uint32_t kernel_threads; /* threads whose switches are recorded */
+	_Atomic uint64_t meta_used; /* bytes of meta[] taken, never given back */
+	char meta[RT_STATE_META_BYTES];
 };
 
 /* The variables `ovni record` gives every process it records. The shim

@@ -266,8 +266,10 @@ void rt_thread_end(struct rt_thread *t)
 {
 	t->ready = 0;
 	rt_stream_close(t);
-	if (!t->lost) /* else unfinished: the recorder ends its stream at its last event */
+	if (!t->lost)
 		rt_meta_write_final(t);
+	else /* unfinished: the recorder ends its stream at its last event */
+		rt_meta_hand_over(t);
 	rt_move_files(t);
 	t->finished = 1;
 }

@@ -89,7 +89,9 @@ static void write_text(struct rt_thread *t, const char *s, size_t len)
 		return;
 	if ((size_t)snprintf(dst, sizeof(dst), "%s/stream.json", t->dir) >= sizeof(dst))
 		rt_die("rt_meta_write", "path too long: %s", t->dir);
-	if (file_write_atomic_at(AT_FDCWD, dst, s, len, 0644, 0) != 0)
+	if (file_write_atomic_at(AT_FDCWD, dst, s, len, 0644, 0) == 0)
+		rt_record_meta_spill(t, NULL, 0, 0);
+	else if (rt_record_meta_spill(t, s, len, 0) != 0) /* else the recorder writes it */
 		rt_warn("ERROR: cannot write %s: %s\n", dst, strerror(errno));
 }
 
@@ -105,6 +107,13 @@ void rt_meta_write_final(struct rt_thread *t)
 	const char *s = __atomic_load_n(&t->final_json, __ATOMIC_ACQUIRE);
 	if (s)
 		write_text(t, s, __atomic_load_n(&t->final_len, __ATOMIC_RELAXED));
+}
+
+void rt_meta_hand_over(struct rt_thread *t)
+{
+	const char *s = __atomic_load_n(&t->final_json, __ATOMIC_ACQUIRE);
+	if (s)
+		rt_record_meta_spill(t, s, __atomic_load_n(&t->final_len, __ATOMIC_RELAXED), 1);
 }
 
 void rt_meta_write_progress(struct rt_thread *t)

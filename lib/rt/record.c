@@ -169,6 +169,26 @@ static void publish_stream(const struct rt_thread *t, uint64_t events, uint64_t 
 	atomic_store_explicit(&e->done, 1, memory_order_release);
 }
 
+int rt_record_meta_spill(const struct rt_thread *t, const char *s, size_t len, int unfinished)
+{
+	if (!state || t->slot < 0)
+		return -1;
+	struct rt_state_stream *e = &state->streams[t->slot];
+	if (!s) {
+		atomic_store_explicit(&e->meta, 0, memory_order_release);
+		return 0;
+	}
+	if (len == 0 || len > RT_STATE_META_LEN(~0ull))
+		return -1;
+	uint64_t off = atomic_fetch_add(&state->meta_used, len);
+	if (off > RT_STATE_META_BYTES || len > RT_STATE_META_BYTES - off)
+		return -1;
+	memcpy(state->meta + off, s, len);
+	uint64_t m = off << 24 | len | (unfinished ? RT_STATE_META_UNFINISHED : 0);
+	atomic_store_explicit(&e->meta, m, memory_order_release);
+	return 0;
+}
+
 /* A thread starts being traced: its stream, metadata, and OHx. */
 static void thread_begin(int creator, uint64_t tag, int resume)
 {

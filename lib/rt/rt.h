@@ -155,6 +155,9 @@ void rt_meta_init(struct rt_thread *t);
 void rt_meta_changed(struct rt_thread *t); /* re-render the final text */
 void rt_meta_write(struct rt_thread *t); /* the current (unfinished) metadata, rank and CPUs included */
 void rt_meta_write_final(struct rt_thread *t); /* async-signal-safe */
+/* A stream that could not be ended: its final metadata to the recorder,
+ * which ends it at its last event. Async-signal-safe. */
+void rt_meta_hand_over(struct rt_thread *t);
 /* With rank and CPUs but not finished: what a salvage needs if we die. */
 void rt_meta_write_progress(struct rt_thread *t);
 
@@ -169,6 +172,11 @@ void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev);
 /* record.c: record mode; 1 if an event of the ovni model must be dropped
  * because record mode emits that kind itself for this thread. */
 int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev);
+/* The stream.json text s of t, which could not be written, for the
+ * recorder to write at the end (unfinished: s is the final text of a
+ * stream that was not ended); with s NULL: the file is up to date. 0 if
+ * handed over, -1 if not (not recording, no room). Async-signal-safe. */
+int rt_record_meta_spill(const struct rt_thread *t, const char *s, size_t len, int unfinished);
 /* pthread_create itself, not the recording wrapper. */
 int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg);
 extern int rt_record_mode;

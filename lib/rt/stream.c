@@ -212,8 +212,10 @@ void rt_stream_close(struct rt_thread *t)
 		return;
 	struct stat st;
 	int fd = rt_file_open(&t->obs, &st);
-	if (fd < 0 || ftruncate(fd, (off_t)used) != 0)
+	if (fd < 0 || ftruncate(fd, (off_t)used) != 0) {
 		rt_warn("ovni: cannot cut %s to %llu bytes\n", t->obs.path, (unsigned long long)used);
+		t->lost = 1; /* no final metadata: it is ended at its last event, as if killed */
+	}
 	if (fd >= 0)
 		close(fd);
 }

@@ -483,6 +483,16 @@ if "$OVNI" lib "$TMP/flib" >/dev/null 2>&1 &&
 	same "at its descriptor limit, starting threads: the program ends as it would" "$?:$(cat "$TMP/out")" "4:fdlimit: 1000 events"
 	same "at its descriptor limit, starting threads: one line for each, not recorded" \
 		"$(grep -c 'stream.obs (Too many open files): the events of thread [0-9]* from now on are not recorded' "$TMP/err")" 3
+	# stream.json cannot be written there either: the recorder writes it
+	rm -rf "$TMP/fdl"
+	"$OVNI" record -o "$TMP/fdl" -- "$TMP/fdlimit" 1000 mark >"$TMP/out" 2>"$TMP/err"
+	same "at its descriptor limit, declaring a mark: the program ends as it would" \
+		"$?:$(cat "$TMP/out")" "4:fdlimit: 1000 events, 10 marks"
+	emu_ok "at its descriptor limit, declaring a mark: ovni emu accepts the trace" "$TMP/fdl"
+	same "at its descriptor limit, declaring a mark: its events are in the trace" \
+		"$(count 'OM[' "$TMP/fdl"):$(count 'OM]' "$TMP/fdl")" 10:10
+	same "at its descriptor limit, declaring a mark: the mark is in the Paraver views" \
+		"$(grep -c 'Phase' "$TMP/emu/thread.pcf")" 1
 else
 	not_ok "compile fdlimit.c"
 fi
