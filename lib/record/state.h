@@ -34,6 +34,7 @@ struct rt_state_stream {
 #define RT_STATE_META_UNFINISHED (1ull << 63)
 #define RT_STATE_META_LEN(m) ((m) & 0xffffffu)
 #define RT_STATE_META_OFF(m) (((m) & ~RT_STATE_META_UNFINISHED) >> 24)
+_Static_assert(RT_STATE_META_BYTES <= 0xffffffu, "a length must fit in the 24 bits of meta");
 
 struct rt_state {
 	uint64_t magic;

@@ -178,7 +178,7 @@ int rt_record_meta_spill(const struct rt_thread *t, const char *s, size_t len, i
 		atomic_store_explicit(&e->meta, 0, memory_order_release);
 		return 0;
 	}
-	if (len == 0 || len > RT_STATE_META_LEN(~0ull))
+	if (len == 0 || len > RT_STATE_META_BYTES) /* one that can never fit takes no room */
 		return -1;
 	uint64_t off = atomic_fetch_add(&state->meta_used, len);
 	if (off > RT_STATE_META_BYTES || len > RT_STATE_META_BYTES - off)
@@ -230,9 +230,8 @@ static void thread_finish(struct rt_thread *t)
 	uint64_t now = rt_clock_exact(t);
 	rt_emit_raw(t, "OHe", now, NULL, 0);
 	uint64_t events = t->nev, bytes = rt_stream_used(t);
-	int lost = t->lost;
 	rt_thread_end(t);
-	if (!lost) /* else the recorder reads the stream and ends it at its last event */
+	if (!t->lost) /* else (also when the final cut failed) the recorder ends it at its last event */
 		publish_stream(t, events, bytes);
 	rt_clock_wait_past(now);
 	release(__atomic_load_n(&t->cpu, __ATOMIC_RELAXED), t->tid);
