@@ -15,7 +15,7 @@ int out_init(struct out *o, int fd, const char *name, size_t cap)
 	memset(o, 0, sizeof(*o));
 	o->fd = fd;
 	o->name = name;
-	o->cap = cap ? cap : (size_t)1 << 20;
+	o->cap = cap ? cap : (size_t)128 << 10; /* more costs page faults, not fewer writes */
 	o->buf = malloc(o->cap);
 	if (!o->buf) {
 		msg_err("%s: out of memory for the output buffer", name);

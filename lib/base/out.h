@@ -18,7 +18,7 @@ struct out {
 	uint64_t written; /* bytes handed to write() so far */
 };
 
-/* cap 0 picks the default (1 MiB). Returns -1 if the buffer cannot be had. */
+/* cap 0 picks the default (128 KiB). Returns -1 if the buffer cannot be had. */
 int out_init(struct out *o, int fd, const char *name, size_t cap);
 /* out_init on path, created or truncated (mode 0666 before the umask);
  * prints the error and returns -1 on failure. */
