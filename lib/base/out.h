@@ -9,6 +9,8 @@
 
 #include "base/fmt.h"
 
+struct out_writer;
+
 struct out {
 	int fd;
 	const char *name; /* for error messages */
@@ -16,6 +18,7 @@ struct out {
 	size_t len, cap;
 	int err; /* errno of the first failed write, 0 if none */
 	uint64_t written; /* bytes handed to write() so far */
+	struct out_writer *writer; /* NULL: write() runs in the caller's thread */
 };
 
 /* cap 0 picks the default (128 KiB). Returns -1 if the buffer cannot be had. */
@@ -23,7 +26,14 @@ int out_init(struct out *o, int fd, const char *name, size_t cap);
 /* out_init on path, created or truncated (mode 0666 before the umask);
  * prints the error and returns -1 on failure. */
 int out_create(struct out *o, const char *path, size_t cap);
-/* Writes the buffer out; returns -1 (and prints an error once) on failure. */
+/* If o writes to a regular file: from now on a thread of o's own writes
+ * each full buffer while the caller fills the other (the copy into the
+ * page cache then costs the caller nothing); a write error shows at the
+ * next handover or flush. -1 if the thread cannot start: writes then stay
+ * in the caller's thread, as they do for pipes and devices. */
+int out_start_writer(struct out *o);
+/* Writes the buffer out (and waits for the writer thread to have written
+ * all); returns -1 (and prints an error once) on failure. */
 int out_flush(struct out *o);
 /* Flushes, frees the buffer and closes fd unless it is 0, 1 or 2. */
 int out_close(struct out *o);

@@ -106,6 +106,7 @@ int prv_open(struct prv *p, const char *path, size_t nrows)
 		prv_discard(p);
 		return -1;
 	}
+	out_start_writer(&p->out); /* else the writes stay in this thread */
 	char h[128];
 	out_mem(&p->out, h, prv_header(h, nrows, 0));
 	return 0;
@@ -180,7 +181,8 @@ static __attribute__((noinline, cold)) int fail_zero(const struct chan *c, const
 
 static __attribute__((noinline)) int make_room(struct prv *p)
 {
-	if (out_flush(&p->out) != 0)
+	out_make_room(&p->out, LINE_ROOM);
+	if (p->out.err)
 		return failf("cannot write %s: %s", p->path, strerror(p->out.err));
 	return 0;
 }
