@@ -1,6 +1,7 @@
 /* ovni: one binary, many tools. Dispatches `ovni SUBCOMMAND` and the old tool
  * names (ovnidump, ovniemu, ...) reached through symlinks. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,12 +101,23 @@ static int version_long(void)
 	return 0;
 }
 
+/* Under a file size limit (ulimit -f) a write fails with EFBIG, which the
+ * tools report, instead of SIGXFSZ killing them half way through their
+ * outputs. Not for record: APP must get the disposition it was given, which
+ * record keeps aside and ignores itself. */
+static int start(const struct command *c, int argc, char **argv)
+{
+	if (c != &cmd_record)
+		signal(SIGXFSZ, SIG_IGN);
+	return c->run(argc, argv);
+}
+
 static int run(const struct command *c, int argc, char **argv)
 {
 	static char prog[64];
 	snprintf(prog, sizeof(prog), "ovni %s", c->name);
 	msg_set_prog(prog);
-	return c->run(argc, argv);
+	return start(c, argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -122,7 +134,7 @@ int main(int argc, char **argv)
 		}
 		msg_set_prog(base);
 		argv[0] = (char *)c->name;
-		return c->run(argc, argv);
+		return start(c, argc, argv);
 	}
 
 	if (argc < 2) {

@@ -118,6 +118,19 @@ if [ -w /dev/full ]; then
 	check "the unfinished thread timeline is removed" test ! -e "$TMP/full/thread.prv"
 	check "the CPU timeline is complete" consistent "$TMP/full" cpu
 fi
+# A file size limit: the timelines are regular files, written by threads of
+# their own; the tools report the failed write instead of dying of SIGXFSZ.
+"$GEN" -n 20000 -t 2 "$TMP/fsz" >/dev/null
+mkdir "$TMP/fszout"
+check_fails "emu under a file size limit" "(thread|cpu)\.prv: write failed: File too large" \
+	sh -c "ulimit -f 64 && exec '$OVNI' emu -o '$TMP/fszout' '$TMP/fsz'"
+check "the timeline that could not be written is removed" \
+	sh -c "grep -q 'removed the unfinished' '$TMP/.err' && ! { test -e '$TMP/fszout/thread.prv' && test -e '$TMP/fszout/cpu.prv'; }"
+check_fails "dump to a file under a file size limit" "standard output: write failed: File too large" \
+	sh -c "ulimit -f 64 && exec '$OVNI' dump '$TMP/fsz' >'$TMP/fszout/dump.txt'"
+check "the same emulation without the limit writes both timelines" "$OVNI" emu -o "$TMP/fszout" "$TMP/fsz"
+check "the thread timeline is whole" consistent "$TMP/fszout" thread
+check "the CPU timeline is whole" consistent "$TMP/fszout" cpu
 check "--help" "$OVNI" emu --help
 check "--help lists the models" sh -c "'$OVNI' emu --help | grep -q \"^  ovni 1.1.0 'O'\$\""
 check_fails "a missing TRACEDIR" "missing TRACEDIR" "$OVNI" emu

@@ -296,4 +296,14 @@ if command -v "$CC" >/dev/null 2>&1 && $CC -O1 -pthread -o "$TMP/threads" "$TEST
 else
 	ok "# SKIP no host compiler for the recorded traces"
 fi
+
+# A file size limit: the archive's write fails with a message (no SIGXFSZ),
+# and no part of it is left; unpack stops the same way.
+"$GEN" -n 200000 "$TMP/fsz" >/dev/null
+check_fails "pack under a file size limit" "fsz\.ovnipack: write failed: File too large" \
+	sh -c "ulimit -f 16 && exec '$OVNI' pack -o '$TMP/fsz.ovnipack' '$TMP/fsz'"
+check "it leaves no archive behind" sh -c "! ls '$TMP' | grep -q '^fsz\.ovnipack'"
+"$OVNI" pack -l 1 -o "$TMP/fsz.ovnipack" "$TMP/fsz" 2>/dev/null
+check_fails "unpack under a file size limit" "File too large" \
+	sh -c "ulimit -f 16 && exec '$OVNI' unpack -C '$TMP/fszun' '$TMP/fsz.ovnipack'"
 done_testing
