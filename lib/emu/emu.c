@@ -32,19 +32,19 @@ static int load_offsets(struct emu *e)
 		char *text = trace_read_extra(&e->trace, CLKOFF_FILE, &len, &absent);
 		if (!text)
 			return absent ? clkoff_apply(&e->sys, NULL, 0) : -1;
-		char name[4200];
-		snprintf(name, sizeof(name), "%s/%s", e->trace.root, CLKOFF_FILE);
-		int rc = clkoff_apply_text(&e->sys, name, text, len);
+		char *name = file_join(e->trace.root, CLKOFF_FILE);
+		int rc = name ? clkoff_apply_text(&e->sys, name, text, len) : -1;
+		if (!name)
+			msg_err("out of memory");
+		free(name);
 		free(text);
 		return rc;
 	}
-	size_t n = strlen(e->trace.root) + sizeof(CLKOFF_FILE) + 2;
-	char *path = malloc(n);
+	char *path = file_join(e->trace.root, CLKOFF_FILE);
 	if (!path) {
 		msg_err("out of memory");
 		return -1;
 	}
-	snprintf(path, n, "%s/%s", e->trace.root, CLKOFF_FILE);
 	int rc = clkoff_apply(&e->sys, path, 0);
 	free(path);
 	return rc;
@@ -315,13 +315,11 @@ static int open_outputs(struct emu *e)
  * user's own views). */
 static int write_views(struct emu *e)
 {
-	size_t n = strlen(e->outdir) + 5;
-	char *dir = malloc(n);
+	char *dir = file_join(e->outdir, "cfg");
 	if (!dir) {
 		msg_err("out of memory");
 		return -1;
 	}
-	snprintf(dir, n, "%s/cfg", e->outdir);
 	int rc = 0;
 	if (access(dir, F_OK) == 0) {
 		msg_warn("%s already exists: not writing the Paraver views there", dir);
@@ -357,6 +355,9 @@ int emu_init(struct emu *e, const struct emu_opts *o)
 		msg_err("out of memory");
 		return -1;
 	}
+	/* "DIR/" names the outputs "DIR/thread.prv", not "DIR//thread.prv" */
+	for (size_t n = strlen(e->outdir); n > 1 && e->outdir[n - 1] == '/'; n--)
+		e->outdir[n - 1] = '\0';
 	if (sched_create(e) != 0 || stream_threads(e) != 0 || run_hook(e, 0) != 0)
 		return -1;
 	if (open_outputs(e) != 0)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "base/fail.h"
+#include "base/file.h"
 #include "base/msg.h"
 #include "paraver/row.h"
 
@@ -22,16 +23,14 @@ int pvt_open(struct pvt *t, const char *dir, const char *name, size_t nrows)
 {
 	memset(t, 0, sizeof(*t));
 	pcf_init(&t->pcf);
-	size_t n = strlen(dir) + strlen(name) + 2;
 	t->name = strdup(name);
-	t->base = malloc(n);
+	t->base = file_join(dir, name);
 	t->rows = calloc(nrows ? nrows : 1, sizeof(*t->rows));
 	if (!t->name || !t->base || !t->rows) {
 		msg_err("out of memory");
 		pvt_free(t);
 		return -1;
 	}
-	snprintf(t->base, n, "%s/%s", dir, name);
 	t->nrows = nrows;
 	char *prv = path_of(t, ".prv");
 	int rc = prv ? prv_open(&t->prv, prv, nrows) : -1;
