@@ -28,8 +28,9 @@ static int each_thread(const char *proc, int (*fn)(const char *, void *), void *
 	for (struct dirent *e; rc == 0 && (e = readdir(d));) {
 		if (strncmp(e->d_name, "thread.", 7) != 0)
 			continue;
-		char path[PATH_MAX];
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s/stream.json", proc, e->d_name) >= sizeof(path))
+		char dir[PATH_MAX], path[PATH_MAX];
+		if (file_join_to(dir, sizeof(dir), proc, e->d_name) >= sizeof(dir) ||
+		    file_join_to(path, sizeof(path), dir, "stream.json") >= sizeof(path))
 			continue;
 		rc = fn(path, arg);
 	}
@@ -83,7 +84,7 @@ int rankloom_split(const char *tracedir, const char *loom, char *dst, size_t n, 
 		if (strncmp(e->d_name, "proc.", 5) != 0)
 			continue;
 		char proc[PATH_MAX];
-		if ((size_t)snprintf(proc, sizeof(proc), "%s/%s", dir, e->d_name) >= sizeof(proc))
+		if (file_join_to(proc, sizeof(proc), dir, e->d_name) >= sizeof(proc))
 			continue;
 		int ranked = 0;
 		each_thread(proc, has_rank, &ranked);
@@ -101,8 +102,8 @@ int rankloom_split(const char *tracedir, const char *loom, char *dst, size_t n, 
 	}
 	for (unsigned i = 0; i < nun; i++) {
 		char from[PATH_MAX], dest[PATH_MAX];
-		if ((size_t)snprintf(from, sizeof(from), "%s/%s", dir, unranked[i]) >= sizeof(from) ||
-		    (size_t)snprintf(dest, sizeof(dest), "%s/%s", to, unranked[i]) >= sizeof(dest))
+		if (file_join_to(from, sizeof(from), dir, unranked[i]) >= sizeof(from) ||
+		    file_join_to(dest, sizeof(dest), to, unranked[i]) >= sizeof(dest))
 			continue;
 		if (each_thread(from, set_loom, dst) != 0)
 			return -1;

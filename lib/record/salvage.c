@@ -172,10 +172,9 @@ static void drop_stream(const char *dir, struct salvage_result *out)
 {
 	char path[4200];
 	static const char *const files[] = { "stream.obs", "stream.json", ".stream.json.tmp" };
-	for (int k = 0; k < 3; k++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
-		unlink(path);
-	}
+	for (int k = 0; k < 3; k++)
+		if (file_join_to(path, sizeof(path), dir, files[k]) < sizeof(path))
+			unlink(path);
 	rmdir(dir);
 	snprintf(path, sizeof(path), "%s", dir);
 	char *slash = strrchr(path, '/');
@@ -322,7 +321,11 @@ int salvage_copy(const char *path, const char *dst, size_t *ncut)
 	for (size_t i = 0; rc == 0 && i < t.n; i++) {
 		const struct trace_stream *s = &t.streams[i];
 		char dir[4200], a[4300], b[4300];
-		snprintf(dir, sizeof(dir), "%s%s%s", dst, *s->relpath ? "/" : "", s->relpath);
+		if (file_join_to(dir, sizeof(dir), dst, s->relpath) >= sizeof(dir)) {
+			msg_err("%s: path too long", s->relpath);
+			rc = -1;
+			break;
+		}
 		if (file_mkdirs(dir, 0) != 0) {
 			msg_err("cannot create %s: %s", dir, strerror(errno));
 			rc = -1;
@@ -331,8 +334,12 @@ int salvage_copy(const char *path, const char *dst, size_t *ncut)
 		int cut = !s->meta.finished;
 		static const char *const files[] = { "stream.obs", "stream.json" };
 		for (int k = 0; rc == 0 && k < 2; k++) {
-			snprintf(a, sizeof(a), "%s/%s", s->dir, files[k]);
-			snprintf(b, sizeof(b), "%s/%s", dir, files[k]);
+			if (file_join_to(a, sizeof(a), s->dir, files[k]) >= sizeof(a) ||
+			    file_join_to(b, sizeof(b), dir, files[k]) >= sizeof(b)) {
+				msg_err("%s: path too long", s->relpath);
+				rc = -1;
+				break;
+			}
 			rc = link_or_copy(a, b, cut);
 		}
 		if (rc == 0 && cut) {

@@ -120,8 +120,7 @@ int shim_install(const struct shim_blob *b, char *dir, size_t n)
 		return -1;
 	char name[64];
 	snprintf(name, sizeof(name), "shim-%016llx", (unsigned long long)fnv1a(b->so, b->so_len));
-	int len = snprintf(dir, n, "%s/%s", base, name);
-	if (len < 0 || (size_t)len >= n) {
+	if (file_join_to(dir, n, base, name) >= n) {
 		close(bfd);
 		msg_err("private directory path too long");
 		return -1;

@@ -128,7 +128,7 @@ void rt_stream_grow(struct rt_thread *t, size_t need)
 
 static void path_in(char *dst, const char *dir, const char *name)
 {
-	if ((size_t)snprintf(dst, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+	if (file_join_to(dst, PATH_MAX, dir, name) >= PATH_MAX)
 		rt_die("rt_stream_open", "path too long: %s/%s", dir, name);
 }
 
