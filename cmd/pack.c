@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "base/bar.h"
+#include "base/file.h"
 #include "base/msg.h"
 #include "pack/pack.h"
 
@@ -139,8 +140,7 @@ static int run(int argc, char **argv)
 	char *dir = strdup(argv[optind]), *def = NULL;
 	if (!dir)
 		die("out of memory");
-	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';)
-		dir[--n] = '\0';
+	file_strip_slashes(dir);
 	if (!output) {
 		const char *ext = o.tar ? ".tar.zst" : ".ovnipack";
 		if (!(def = malloc(strlen(dir) + strlen(ext) + 1)))

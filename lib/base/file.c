@@ -169,6 +169,12 @@ mode_t file_mode_default(void)
 	return 0666 & ~mask;
 }
 
+void file_strip_slashes(char *path)
+{
+	for (size_t n = strlen(path); n > 1 && path[n - 1] == '/';)
+		path[--n] = '\0';
+}
+
 size_t file_join_to(char *dst, size_t cap, const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);

@@ -39,6 +39,8 @@ int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t l
 /* 0666 less the umask: the mode open(2) would give a new file. */
 mode_t file_mode_default(void);
 
+/* Drops the trailing slashes of path in place ("/" stays as it is). */
+void file_strip_slashes(char *path);
 /* "a/b" (one '/' between, none added next to an empty part), malloc'd. */
 char *file_join(const char *a, const char *b);
 /* The same into dst of cap bytes; returns the length, >= cap when it did

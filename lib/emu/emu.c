@@ -26,26 +26,24 @@ static int load_offsets(struct emu *e)
 {
 	if (e->opts.clkoff)
 		return clkoff_apply(&e->sys, e->opts.clkoff, 1);
-	if (e->trace.archive) { /* the offsets file is a member of the pack */
-		size_t len;
-		int absent;
-		char *text = trace_read_extra(&e->trace, CLKOFF_FILE, &len, &absent);
-		if (!text)
-			return absent ? clkoff_apply(&e->sys, NULL, 0) : -1;
-		char *name = file_join(e->trace.root, CLKOFF_FILE);
-		int rc = name ? clkoff_apply_text(&e->sys, name, text, len) : -1;
-		if (!name)
-			msg_err("out of memory");
-		free(name);
-		free(text);
-		return rc;
-	}
 	char *path = file_join(e->trace.root, CLKOFF_FILE);
 	if (!path) {
 		msg_err("out of memory");
 		return -1;
 	}
-	int rc = clkoff_apply(&e->sys, path, 0);
+	int rc;
+	if (e->trace.archive) { /* the offsets file is a member of the pack */
+		size_t len;
+		int absent;
+		char *text = trace_read_extra(&e->trace, CLKOFF_FILE, &len, &absent);
+		if (text)
+			rc = clkoff_apply_text(&e->sys, path, text, len);
+		else
+			rc = absent ? clkoff_apply(&e->sys, NULL, 0) : -1;
+		free(text);
+	} else {
+		rc = clkoff_apply(&e->sys, path, 0);
+	}
 	free(path);
 	return rc;
 }
@@ -355,9 +353,7 @@ int emu_init(struct emu *e, const struct emu_opts *o)
 		msg_err("out of memory");
 		return -1;
 	}
-	/* "DIR/" names the outputs "DIR/thread.prv", not "DIR//thread.prv" */
-	for (size_t n = strlen(e->outdir); n > 1 && e->outdir[n - 1] == '/'; n--)
-		e->outdir[n - 1] = '\0';
+	file_strip_slashes(e->outdir); /* "DIR/" names "DIR/thread.prv", not "DIR//thread.prv" */
 	if (sched_create(e) != 0 || stream_threads(e) != 0 || run_hook(e, 0) != 0)
 		return -1;
 	if (open_outputs(e) != 0)

@@ -1,21 +1,12 @@
 #include "trace/streamset.h"
 
 #include <fnmatch.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
+#include "base/file.h"
 #include "base/msg.h"
-
-static char *obs_path(const char *dir)
-{
-	size_t n = strlen(dir);
-	char *p = malloc(n + sizeof("/stream.obs"));
-	if (p)
-		sprintf(p, "%s%sstream.obs", dir, n && dir[n - 1] == '/' ? "" : "/");
-	return p;
-}
 
 /* Streams bigger than the read buffer keep a descriptor open: allow one per
  * stream if the hard limit lets us. */
@@ -46,7 +37,7 @@ int streamset_open(struct streamset *s, struct trace *t, const char *glob, unsig
 			continue;
 		size_t k = s->n++;
 		s->stream[k] = i;
-		if (!(s->names[k] = obs_path(t->streams[i].dir))) {
+		if (!(s->names[k] = file_join(t->streams[i].dir, "stream.obs"))) {
 			msg_err("out of memory");
 			return -1;
 		}

@@ -185,11 +185,8 @@ oom:
 static char *clean_root(const char *path)
 {
 	char *root = strdup(path);
-	if (!root)
-		return NULL;
-	size_t n = strlen(root);
-	while (n > 1 && root[n - 1] == '/')
-		root[--n] = '\0';
+	if (root)
+		file_strip_slashes(root);
 	return root;
 }
 
