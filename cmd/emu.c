@@ -12,6 +12,7 @@
 #include "emu/emu.h"
 #include "emu/model.h"
 #include "emu/presort.h"
+#include "base/file.h"
 #include "base/msg.h"
 #include "record/salvage.h"
 #include "base/timearg.h"
@@ -98,8 +99,8 @@ static int salvage_start(struct emu_opts *o, char *dir, size_t n)
 		o->outdir = o->tracedir;
 	if (!o->clkoff) {
 		static char clk[4200];
-		snprintf(clk, sizeof(clk), "%s/clock-offsets.txt", dir);
-		if (access(clk, F_OK) == 0)
+		if (file_join_to(clk, sizeof(clk), dir, "clock-offsets.txt") < sizeof(clk) &&
+		    access(clk, F_OK) == 0)
 			o->clkoff = clk;
 	}
 	o->tracedir = dir;
@@ -109,10 +110,14 @@ static int salvage_start(struct emu_opts *o, char *dir, size_t n)
 /* What to open now, with Paraver or without. */
 static void say_what_next(const struct emu *e)
 {
-	msg_info("wrote %s/thread.prv and %s/cpu.prv", e->outdir, e->outdir);
-	msg_info("open them in Paraver with the views in %s/cfg/; without Paraver, `ovni report %s` "
+	char thread[4200] = "", cpu[4200] = "", cfg[4200] = ""; /* outdir made files: it fits */
+	file_join_to(thread, sizeof(thread), e->outdir, "thread.prv");
+	file_join_to(cpu, sizeof(cpu), e->outdir, "cpu.prv");
+	file_join_to(cfg, sizeof(cfg), e->outdir, "cfg/");
+	msg_info("wrote %s and %s", thread, cpu);
+	msg_info("open them in Paraver with the views in %s; without Paraver, `ovni report %s` "
 		 "sums the time in each state and `ovni export --chrome -o trace.json %s` makes a "
-		 "timeline for ui.perfetto.dev", e->outdir, e->opts.tracedir, e->opts.tracedir);
+		 "timeline for ui.perfetto.dev", cfg, e->opts.tracedir, e->opts.tracedir);
 }
 
 static void on_signal(int sig)

@@ -301,7 +301,7 @@ static enum out_kind out_kind(const char *dir, const char *job)
 			continue; /* a marker being made by another rank */
 		entries++;
 		char p[PATH_MAX + 300];
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		file_join_to(p, sizeof(p), dir, e->d_name); /* sized to fit */
 		if (strncmp(e->d_name, "loom.", 5) == 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
 			looms++;
 		marked |= strcmp(e->d_name, MARKER) == 0;
@@ -516,12 +516,12 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 		const char *rel = "loom.%s/proc.%d/thread.%d";
 		char relp[1024];
 		snprintf(relp, sizeof(relp), rel, r->loom, list[i].pid, list[i].tid);
-		snprintf(final, sizeof(final), "%s/%s", r->tracedir, relp);
+		file_join_to(final, sizeof(final), r->tracedir, relp); /* the buffers are sized to fit */
 		const char *dir = final;
 		if (r->tmpdir[0]) {
 			snprintf(tmp, sizeof(tmp), "%s/%s/stream.obs", r->tmpdir, relp);
 			if (access(tmp, F_OK) == 0) {
-				snprintf(tmp, sizeof(tmp), "%s/%s", r->tmpdir, relp);
+				file_join_to(tmp, sizeof(tmp), r->tmpdir, relp);
 				dir = tmp;
 			}
 		}
@@ -549,8 +549,8 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 			const char *files[] = { "stream.obs", "stream.json" };
 			file_mkdirs(final, 0);
 			for (int k = 0; k < 2; k++) {
-				snprintf(a, sizeof(a), "%s/%s", dir, files[k]);
-				snprintf(b, sizeof(b), "%s/%s", final, files[k]);
+				file_join_to(a, sizeof(a), dir, files[k]);
+				file_join_to(b, sizeof(b), final, files[k]);
 				if (file_move(a, b) != 0)
 					msg_warn("cannot move %s to %s: %s", a, b, strerror(errno));
 			}

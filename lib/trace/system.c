@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "base/msg.h"
 
 /* Building state: the trace, and where to report. */
@@ -38,8 +39,8 @@ static const char *file_of(const struct build *b, size_t stream)
 	static int slot;
 	slot ^= 1;
 	const char *dir = b->t->streams[stream].dir;
-	size_t n = strlen(dir);
-	snprintf(buf[slot], sizeof(buf[slot]), "%s%sstream.json", dir, n && dir[n - 1] == '/' ? "" : "/");
+	if (file_join_to(buf[slot], sizeof(buf[slot]), dir, "stream.json") >= sizeof(buf[slot]))
+		return dir; /* past PATH_MAX: the directory still says which stream */
 	return buf[slot];
 }
 
