@@ -28,6 +28,7 @@
 #include "record/salvage.h"
 #include "record/state.h"
 #include "trace/events.h"
+#include "trace/kspill.h"
 
 static const char usage[] =
 	"Usage: ovni record [-o TRACEDIR] [--force] [--tmpdir DIR] [--events KINDS]\n"
@@ -532,6 +533,9 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 		write_handed_meta(s, &list[i], dir);
 		if (!(single && ended_cleanly(dir, &list[i], &res)) && salvage_stream(dir, &in, &res) != 0)
 			continue;
+		char spill[PATH_MAX + 1200];
+		if (file_join_to(spill, sizeof(spill), dir, KSPILL_NAME) < sizeof(spill))
+			unlink(spill); /* its switches are in the stream now */
 		if (res.dropped) {
 			rmdir(final); /* made up front with --tmpdir */
 			msg_warn("%s: the thread was killed before its first event; it has no stream", relp);
@@ -542,7 +546,11 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 		bytes += res.bytes;
 		if (res.repaired) {
 			cut++;
-			msg_warn("%s: the thread did not finish; its stream ends at its last event", relp);
+			if (res.spilled)
+				msg_warn("%s: the thread did not finish; its stream ends at its last event, after "
+					 "the %" PRIu64 " context switch events it had not written yet", relp, res.spilled);
+			else
+				msg_warn("%s: the thread did not finish; its stream ends at its last event", relp);
 		}
 		if (dir != final) {
 			char a[PATH_MAX + 1200], b[PATH_MAX + 1200];

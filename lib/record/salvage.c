@@ -12,6 +12,7 @@
 #include "base/file.h"
 #include "base/msg.h"
 #include "base/json.h"
+#include "trace/kspill.h"
 #include "trace/stream.h"
 #include "trace/trace.h"
 #include "trace/versions.h"
@@ -23,6 +24,7 @@ struct scan {
 	int kernel_out; /* last kernel event was KCO */
 	int unordered; /* inside OU[ ... OU]: clocks may go back (--kernel) */
 	uint64_t last_kco; /* clock of the last KCO */
+	uint64_t last_k; /* clock of the last KCO or KCI */
 };
 
 /* Walks whole events from the header; stops at the first byte that cannot
@@ -38,14 +40,106 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 		s->events++;
 		if (e[1] == 'O' && e[2] == 'H')
 			s->thread = (char)e[3];
-		else if (e[1] == 'K' && e[2] == 'C')
+		else if (e[1] == 'K' && e[2] == 'C') {
 			s->kernel_out = e[3] == 'O';
+			s->last_k = ev_clock(e);
+		}
 		if (e[1] == 'K' && e[2] == 'C' && e[3] == 'O')
 			s->last_kco = ev_clock(e);
 	}
 	s->end = w.off;
 	s->last_clock = w.last_clock;
 	s->unordered = w.unordered;
+}
+
+/* The count entries of the kswitch.spill in dir (trace/kspill.h), mapped
+ * (*size bytes; NULL when there is none, or it is not one). */
+static const uint64_t *spill_map(const char *dir, size_t *count, size_t *size)
+{
+	char path[4200];
+	struct stat st;
+	struct kspill_head h;
+	const uint64_t *e = NULL;
+	*count = *size = 0;
+	int fd = file_join_to(path, sizeof(path), dir, KSPILL_NAME) < sizeof(path) ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > sizeof(h) &&
+	    pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && memcmp(h.magic, KSPILL_MAGIC, sizeof(h.magic)) == 0) {
+		uint64_t max = ((uint64_t)st.st_size - sizeof(h)) / 8;
+		void *m = h.count ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+		if (m != MAP_FAILED) {
+			e = (const uint64_t *)((const struct kspill_head *)m + 1);
+			*count = (size_t)(h.count < max ? h.count : max);
+			*size = (size_t)st.st_size;
+		}
+	}
+	close(fd);
+	return e;
+}
+
+/* The switches the shim collected and had not yet written when the thread
+ * died (kswitch.spill): those after the stream's last, with the drain's
+ * rules (lib/rt/kswitch.c), in an unordered region left open for
+ * closing_events, which then ends the thread at the last switch if that
+ * is later than its last event. *buf is malloc'd (NULL: none). */
+static int spill_events(const char *dir, struct scan *s, uint8_t **buf, size_t *len, uint64_t *count)
+{
+	size_t n, size;
+	*buf = NULL;
+	*len = 0;
+	*count = 0;
+	const uint64_t *e = spill_map(dir, &n, &size);
+	if (!e)
+		return 0;
+	size_t from = 0; /* past the switches a drain cut by the kill had written */
+	uint64_t top = s->last_clock;
+	for (size_t i = 0; i < n; i++) {
+		if (e[i] & KSPILL_LOST)
+			continue;
+		if (KSPILL_VALUE(e[i]) <= s->last_k)
+			from = i + 1;
+		else if (KSPILL_VALUE(e[i]) >= top)
+			top = KSPILL_VALUE(e[i]) + 1; /* room for a made-up KCI after a last KCO */
+	}
+	uint8_t *p = from < n ? malloc((2 * (n - from) + 1) * EV_HEADER_SIZE) : NULL;
+	if (from < n && !p) {
+		munmap((void *)((const struct kspill_head *)e - 1), size);
+		msg_err("%s: out of memory for the switches in %s", dir, KSPILL_NAME);
+		return -1;
+	}
+	size_t at = 0;
+	int opened = s->unordered;
+	for (size_t i = from; i < n; i++) {
+		int out = !!(e[i] & KSPILL_OUT);
+		uint64_t clock = KSPILL_VALUE(e[i]);
+		if (e[i] & KSPILL_LOST) { /* a switch-in lost after a switch-out: the earliest time */
+			if (!s->kernel_out)
+				continue;
+			out = 0;
+			clock = s->last_kco + 1;
+		} else if (out == s->kernel_out) {
+			continue; /* after lost records a switch may repeat the state */
+		}
+		if (!opened) { /* at the last event, when the thread was surely on its CPU */
+			at += ev_encode(p + at, "OU[", s->last_clock, NULL, 0);
+			++*count;
+			opened = 1;
+		}
+		at += ev_encode(p + at, out ? "KCO" : "KCI", clock, NULL, 0);
+		++*count;
+		s->kernel_out = out;
+		if (out)
+			s->last_kco = clock;
+	}
+	munmap((void *)((const struct kspill_head *)e - 1), size);
+	if (*count) {
+		s->unordered = 1;
+		s->last_clock = top;
+	}
+	*buf = p;
+	*len = at;
+	return 0;
 }
 
 /* Events that close the thread at its last clock, in emulator order. */
@@ -171,8 +265,8 @@ static int is_finished(const char *dir)
 static void drop_stream(const char *dir, struct salvage_result *out)
 {
 	char path[4200];
-	static const char *const files[] = { "stream.obs", "stream.json", ".stream.json.tmp" };
-	for (int k = 0; k < 3; k++)
+	static const char *const files[] = { "stream.obs", "stream.json", ".stream.json.tmp", KSPILL_NAME };
+	for (int k = 0; k < 4; k++)
 		if (file_join_to(path, sizeof(path), dir, files[k]) < sizeof(path))
 			unlink(path);
 	rmdir(dir);
@@ -229,23 +323,34 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 		drop_stream(dir, out);
 		return 0;
 	}
+	uint8_t *spill = NULL;
+	size_t nspill = 0;
+	uint64_t spilled = 0;
+	if (!finished && spill_events(dir, &s, &spill, &nspill, &spilled) != 0) {
+		close(fd);
+		return -1;
+	}
 	if (!finished) {
 		uint8_t tail[128];
 		uint64_t added;
 		size_t n = closing_events(&s, tail, &added);
 		if ((!header_ok && pwrite(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) ||
-		    ftruncate(fd, (off_t)s.end) != 0 || pwrite(fd, tail, n, (off_t)s.end) != (ssize_t)n) {
+		    ftruncate(fd, (off_t)s.end) != 0 ||
+		    pwrite(fd, spill, nspill, (off_t)s.end) != (ssize_t)nspill ||
+		    pwrite(fd, tail, n, (off_t)(s.end + nspill)) != (ssize_t)n) {
 			msg_err("%s: cannot repair: %s", path, strerror(errno));
 			rc = -1;
 		} else {
 			out->repaired = 1;
 			out->cut_bytes = size > s.end ? size - s.end : 0;
-			s.events += added;
-			s.end += n;
+			out->spilled = spilled;
+			s.events += spilled + added;
+			s.end += nspill + n;
 			if (fix_meta(dir, in) != 0)
 				rc = -1;
 		}
 	}
+	free(spill);
 	out->events = s.events;
 	out->bytes = s.end;
 	close(fd);
@@ -289,7 +394,8 @@ static int loom_cpus(const struct trace *t, const char *loom, int32_t **phyid, s
 	return 0;
 }
 
-static int salvage_one(const struct trace *t, const struct trace_stream *s, const char *dir, int *dropped)
+static int salvage_one(const struct trace *t, const struct trace_stream *s, const char *dir, int *dropped,
+		       uint64_t *spilled)
 {
 	const struct stream_meta *m = &s->meta;
 	struct salvage_info in = { m->loom ? m->loom : "unknown.0", (int)m->pid, (int)m->tid,
@@ -303,6 +409,7 @@ static int salvage_one(const struct trace *t, const struct trace_stream *s, cons
 	struct salvage_result r;
 	int rc = salvage_stream(dir, &in, &r);
 	*dropped = r.dropped;
+	*spilled = r.spilled;
 	free(phyid);
 	return rc;
 }
@@ -342,12 +449,21 @@ int salvage_copy(const char *path, const char *dst, size_t *ncut)
 			}
 			rc = link_or_copy(a, b, cut);
 		}
+		/* the switches a killed thread had not written: salvage_one adds them */
+		if (rc == 0 && cut && file_join_to(a, sizeof(a), s->dir, KSPILL_NAME) < sizeof(a) &&
+		    access(a, F_OK) == 0 && file_join_to(b, sizeof(b), dir, KSPILL_NAME) < sizeof(b))
+			rc = link_or_copy(a, b, 0);
 		if (rc == 0 && cut) {
 			int dropped = 0;
-			rc = salvage_one(&t, s, dir, &dropped);
+			uint64_t spilled = 0;
+			rc = salvage_one(&t, s, dir, &dropped, &spilled);
 			++*ncut;
 			if (dropped)
 				msg_warn("%s: unfinished and without events: the thread is left out", s->obs_name);
+			else if (spilled)
+				msg_warn("%s: unfinished: the thread is ended at its last event, after the %llu "
+					 "context switch events it had not written yet", s->obs_name,
+					 (unsigned long long)spilled);
 			else
 				msg_warn("%s: unfinished: the thread is ended at its last event", s->obs_name);
 		}

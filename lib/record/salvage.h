@@ -22,6 +22,7 @@ struct salvage_result {
 	int repaired; /* the stream was unfinished and has been ended */
 	uint64_t cut_bytes; /* bytes dropped after the last whole event */
 	int dropped; /* it had no event: its stream was removed */
+	uint64_t spilled; /* events added from its kswitch.spill (switches the thread had not written) */
 };
 
 /* dir holds stream.obs and stream.json. 0, or -1 after a message. */

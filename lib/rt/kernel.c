@@ -11,17 +11,24 @@
 #include "trace/versions.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "rt/kswitch.h"
+#include "trace/kspill.h"
+
+/* kswitch.spill at first: 8190 switches; it doubles as needed. */
+#define SPILL_FILE_SIZE (64u << 10)
 
 static __thread struct kswitch ks __attribute__((tls_model("initial-exec")));
 
@@ -31,6 +38,8 @@ static __thread struct kswitch ks __attribute__((tls_model("initial-exec")));
 static struct slot {
 	_Atomic int busy;
 	struct kswitch *k; /* NULL: free */
+	const struct rt_thread *t; /* its thread: where its kswitch.spill goes */
+	int no_file; /* the file could not be made: not tried again */
 } slots[NSLOTS];
 static _Atomic int nslots; /* slots ever used (a high-water mark) */
 static _Atomic pid_t slots_pid; /* the process the slots belong to (not a forked parent) */
@@ -65,6 +74,43 @@ static void let_go(int i)
 	atomic_store(&slots[i].busy, 0);
 }
 
+static void spill_path(const struct rt_thread *t, char path[PATH_MAX])
+{
+	if (file_join_to(path, PATH_MAX, t->dir, KSPILL_NAME) >= PATH_MAX)
+		path[0] = '\0';
+}
+
+/* The spill of k in a file beside t's stream, so that the switches
+ * collected and not yet drained outlive a SIGKILL (the recorder's salvage
+ * writes them). Made by the collector the first time it finds switches (a
+ * short thread that has none by then costs no file), then grown before a
+ * collection could overflow it. 0, or -1 when the file cannot be made or
+ * grown (the spill then stays in memory). */
+static int spill_file(struct kswitch *k, const struct rt_thread *t)
+{
+	size_t need = k->nspill + 2 * kswitch_pending(k) + 512;
+	int has = k->shared != NULL;
+	if (has && k->spill == (uint64_t *)(k->shared + 1) && need <= k->spill_cap)
+		return 0;
+	size_t size = has ? k->shared_size : SPILL_FILE_SIZE;
+	while ((size - sizeof(struct kspill_head)) / 8 < need)
+		size *= 2;
+	char path[PATH_MAX];
+	spill_path(t, path);
+	int fd = path[0] ? open(path, O_RDWR | O_CREAT | (has ? 0 : O_TRUNC) | O_CLOEXEC, 0644) : -1;
+	if (fd < 0)
+		return -1;
+	void *m = MAP_FAILED;
+	if (size == (has ? k->shared_size : 0) || rt_write_zeros(fd, has ? k->shared_size : 0, size) == 0)
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	madvise(m, size, MADV_DONTFORK); /* a forked child does not hold it */
+	kswitch_spill_in(k, m, size);
+	return 0;
+}
+
 static void *collector_main(void *arg)
 {
 	(void)arg;
@@ -79,7 +125,12 @@ static void *collector_main(void *arg)
 				continue; /* its thread drains it right now */
 			struct kswitch *k = slots[i].k;
 			if (k) {
+				const struct rt_thread *t = slots[i].t;
+				if (k->shared && !slots[i].no_file && spill_file(k, t) != 0)
+					slots[i].no_file = 1; /* room for this collection */
 				size_t got = kswitch_collect(k);
+				if (k->nspill && !k->shared && t && !slots[i].no_file && spill_file(k, t) != 0)
+					slots[i].no_file = 1;
 				if (got * ring > fullest * k->ring_size) {
 					fullest = got;
 					ring = k->ring_size;
@@ -114,7 +165,7 @@ static void collector_start(void)
 
 /* A slot for this thread's recorder; -1 if all are taken (then only its
  * own drains empty its ring). */
-static int take_slot(void)
+static int take_slot(const struct rt_thread *t)
 {
 	pid_t me = getpid(), owner = atomic_load(&slots_pid);
 	if (owner != me && atomic_compare_exchange_strong(&slots_pid, &owner, me)) {
@@ -125,6 +176,8 @@ static int take_slot(void)
 		hold(i);
 		if (!slots[i].k) {
 			slots[i].k = &ks;
+			slots[i].t = t;
+			slots[i].no_file = 0;
 			let_go(i);
 			int n = atomic_load(&nslots);
 			while (n <= i && !atomic_compare_exchange_weak(&nslots, &n, i + 1))
@@ -160,7 +213,7 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 	}
 	ks.now = ovni_clock_now; /* the TSC-based clock of the thread's events */
 	if (!small) {
-		my_slot = take_slot();
+		my_slot = take_slot(t);
 		collector_start();
 	}
 	atomic_fetch_add(&state->kernel_threads, 1);
@@ -210,8 +263,14 @@ void rt_kernel_end(struct rt_thread *t)
 	if (my_slot >= 0) { /* out of the collector's sight before it goes */
 		hold(my_slot);
 		slots[my_slot].k = NULL;
+		slots[my_slot].t = NULL;
 		let_go(my_slot);
 	}
+	int had_file = ks.shared != NULL;
 	kswitch_close(&ks);
 	my_slot = -1;
+	char path[PATH_MAX];
+	spill_path(t, path);
+	if (had_file && path[0])
+		unlink(path); /* drained: nothing left in it */
 }

@@ -86,8 +86,10 @@ static void ring_copy(const struct kswitch *k, uint64_t pos, void *dst, size_t n
 	memcpy((uint8_t *)dst + first, k->ring, n - first);
 }
 
-#define SPILL_OUT (1ull << 63)
-#define SPILL_LOST (1ull << 62)
+static int spill_is_shared(const struct kswitch *k)
+{
+	return k->shared && k->spill == (uint64_t *)(k->shared + 1);
+}
 
 /* Room for n more spill entries: a bigger mapping, copied (no malloc: the
  * collector may run while the program forks). 0, or -1 if out of memory. */
@@ -102,13 +104,62 @@ static int spill_room(struct kswitch *k, size_t n)
 	if (p == MAP_FAILED)
 		return -1;
 	madvise(p, cap * 8, MADV_DONTFORK); /* a forked child does not hold it */
-	if (k->spill) {
+	if (k->nspill)
 		memcpy(p, k->spill, k->nspill * 8);
+	if (spill_is_shared(k))
+		__atomic_store_n(&k->shared->count, 0, __ATOMIC_RELEASE); /* held here only now */
+	else if (k->spill)
 		munmap(k->spill, k->spill_cap * 8);
-	}
 	k->spill = p;
 	k->spill_cap = cap;
 	return 0;
+}
+
+/* After a drain (nspill 0): the shared file is the spill again. */
+static void spill_back(struct kswitch *k)
+{
+	if (!k->shared)
+		return;
+	if (!spill_is_shared(k)) {
+		if (k->spill)
+			munmap(k->spill, k->spill_cap * 8);
+		k->spill = (uint64_t *)(k->shared + 1);
+		k->spill_cap = (k->shared_size - sizeof(*k->shared)) / 8;
+	}
+	__atomic_store_n(&k->shared->count, 0, __ATOMIC_RELEASE);
+}
+
+void kswitch_spill_in(struct kswitch *k, void *mem, size_t size)
+{
+	size_t cap = size > sizeof(*k->shared) ? (size - sizeof(*k->shared)) / 8 : 0;
+	if (!k->map || cap < k->nspill) {
+		munmap(mem, size);
+		return;
+	}
+	struct kspill_head *h = mem;
+	if (!spill_is_shared(k)) { /* else mem maps the same file: the entries are there */
+		memcpy(h->magic, KSPILL_MAGIC, sizeof(h->magic));
+		if (k->spill) {
+			memcpy(h + 1, k->spill, k->nspill * 8);
+			munmap(k->spill, k->spill_cap * 8);
+		}
+	}
+	if (k->shared)
+		munmap(k->shared, k->shared_size);
+	k->shared = h;
+	k->shared_size = size;
+	k->spill = (uint64_t *)(h + 1);
+	k->spill_cap = cap;
+	__atomic_store_n(&h->count, k->nspill, __ATOMIC_RELEASE);
+}
+
+size_t kswitch_pending(const struct kswitch *k)
+{
+	if (!k->map)
+		return 0;
+	const struct perf_event_mmap_page *meta = (const struct perf_event_mmap_page *)k->map;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	return (size_t)((head - meta->data_tail) / SWITCH_SIZE);
 }
 
 size_t kswitch_collect(struct kswitch *k)
@@ -134,13 +185,15 @@ size_t kswitch_collect(struct kswitch *k)
 		if (h.type == PERF_RECORD_SWITCH && h.size == SWITCH_SIZE) {
 			ring_copy(k, tail, rec, SWITCH_SIZE);
 			int out = !!(h.misc & PERF_RECORD_MISC_SWITCH_OUT);
-			k->spill[k->nspill++] = (rec[1] & ~(SPILL_OUT | SPILL_LOST)) | (out ? SPILL_OUT : 0);
+			k->spill[k->nspill++] = (rec[1] & ~(KSPILL_OUT | KSPILL_LOST)) | (out ? KSPILL_OUT : 0);
 		} else if (h.type == PERF_RECORD_LOST && h.size == LOST_SIZE) {
 			ring_copy(k, tail, rec, LOST_SIZE);
-			k->spill[k->nspill++] = SPILL_LOST | (rec[2] & ~(SPILL_OUT | SPILL_LOST));
+			k->spill[k->nspill++] = KSPILL_LOST | (rec[2] & ~(KSPILL_OUT | KSPILL_LOST));
 		}
 		tail += h.size;
 	}
+	if (spill_is_shared(k)) /* the entries first, for a reader of the file */
+		__atomic_store_n(&k->shared->count, k->nspill, __ATOMIC_RELEASE);
 	/* release: the kernel may reuse the space once tail is stored */
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 	return (size_t)(tail - start);
@@ -191,15 +244,16 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 	size_t i;
 	for (i = 0; i < k->nspill && (!d.opened || k->in_region); i++) {
 		uint64_t e = k->spill[i];
-		if (e & SPILL_LOST) {
-			k->lost += e & ~SPILL_LOST;
+		if (e & KSPILL_LOST) {
+			k->lost += e & ~KSPILL_LOST;
 			if (k->out) /* its switch-in is among the lost */
 				put(&d, 0, k->last_out + 1);
-		} else if (!!(e & SPILL_OUT) != k->out) { /* after lost records a switch may repeat the state: skip it */
-			put(&d, !!(e & SPILL_OUT), e & ~SPILL_OUT);
+		} else if (!!(e & KSPILL_OUT) != k->out) { /* after lost records a switch may repeat the state: skip it */
+			put(&d, !!(e & KSPILL_OUT), e & ~KSPILL_OUT);
 		}
 	}
 	k->nspill = 0;
+	spill_back(k);
 	/* The ring filled after a switch-out, so its switch-in was lost (the
 	 * kernel says so only later): the thread came back before any event
 	 * it wrote since, whose clocks are unknown here, so the earliest
@@ -220,9 +274,12 @@ void kswitch_close(struct kswitch *k)
 		return;
 	munmap(k->map, k->map_size);
 	k->map = k->ring = NULL;
-	if (k->spill)
+	if (k->spill && !spill_is_shared(k))
 		munmap(k->spill, k->spill_cap * 8);
+	if (k->shared)
+		munmap(k->shared, k->shared_size);
 	k->spill = NULL;
+	k->shared = NULL;
 	k->nspill = k->spill_cap = 0;
 }
 
@@ -230,6 +287,7 @@ void kswitch_forget(struct kswitch *k)
 {
 	k->map = k->ring = NULL;
 	k->spill = NULL;
+	k->shared = NULL;
 	k->nspill = k->spill_cap = 0;
 }
 

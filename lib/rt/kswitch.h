@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace/kspill.h"
+
 #define KSWITCH_RING_PAGES 64 /* data pages: 256 KiB, 8192 switches between collections */
 
 struct kswitch {
@@ -37,6 +39,11 @@ struct kswitch {
 	 * set for a switch-out; with bit 62 set, a count of lost records. */
 	uint64_t *spill;
 	size_t nspill, spill_cap;
+	/* The shared file mapping given by kswitch_spill_in (NULL: none): the
+	 * spill while it fits there, its count kept in the head, so that a
+	 * killed thread's switches survive it; else spill is anonymous. */
+	struct kspill_head *shared;
+	size_t shared_size;
 	/* A collection found the ring (nearly) full: records may have been
 	 * dropped, which the kernel reports only with its next record. */
 	int was_full;
@@ -76,6 +83,18 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx);
 /* Called again while a drain runs (a fatal signal handler ending the
  * thread), it only closes the region the interrupted drain opened (with the
  * missing KCI) and returns 0: the stream stays sortable. */
+
+/* After kswitch_open: the spill goes to mem, size bytes of a shared mapping
+ * of a kswitch.spill file (trace/kspill.h), written through: entries and
+ * count, the count 0 again after each drain. The file's pages must exist
+ * (no SIGBUS on a full disk). Called again with a bigger mapping of the
+ * same file, that one replaces the first. A collection that does not fit
+ * goes on in an anonymous spill (count 0 in the file), back to the file at
+ * the next drain or call. kswitch owns mem now (unmapped when closed, or
+ * at once when it cannot hold the spill). Same rules as kswitch_collect. */
+void kswitch_spill_in(struct kswitch *k, void *mem, size_t size);
+/* Records in the ring now, at most: what a collection would add. */
+size_t kswitch_pending(const struct kswitch *k);
 
 /* Stops recording (drain first to keep the last switches); frees the spill. */
 void kswitch_close(struct kswitch *k);

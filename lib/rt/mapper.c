@@ -70,7 +70,7 @@ static char zeros[64 << 10];
 
 /* Writes zeros over [from, end) (beyond the end of the file: nothing
  * written is overwritten). ENOSPC shows here, not as a SIGBUS later. */
-static int write_zeros(int fd, uint64_t from, uint64_t end)
+int rt_write_zeros(int fd, uint64_t from, uint64_t end)
 {
 	struct iovec iov[ZERO_IOVS];
 	while (from < end) {
@@ -140,7 +140,7 @@ void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
 	if (have < off + size) {
 		uint64_t from = have > off ? have : off;
 		r = reserve(fd, from, off + size);
-		if (r < 0 || (r > 0 && write_zeros(fd, from, off + size) != 0))
+		if (r < 0 || (r > 0 && rt_write_zeros(fd, from, off + size) != 0))
 			goto out;
 	}
 	/* fallocated pages are not in the page cache: mapping them for

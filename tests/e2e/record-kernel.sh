@@ -117,6 +117,49 @@ for how in call raw; do
 	check "2 x 30000 sleeps ($how): ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/o-$how" "$TMP/s-$how"
 	ref_same "2 x 30000 sleeps ($how)" "$TMP/s-$how"
 done
+# SIGKILL with switches no thread ever wrote: 2 threads x 3000 raw sleeps,
+# then the last one kills the process. The switches the collector had
+# taken from the rings (all but the last few ms) are in kswitch.spill
+# beside each stream, and the recorder's salvage writes them: each thread
+# keeps at least half of what the kernel counted (none were kept before).
+rm -rf "$TMP/sk"
+"$OVNI" record -o "$TMP/sk" -- "$TMP/sleeps" 2 3000 kill >"$TMP/tids" 2>"$TMP/err"
+check "SIGKILL after 2 x 3000 raw sleeps: the program dies by it" test $? -eq 137
+"$OVNI" dump "$TMP/sk" 2>/dev/null >"$TMP/dump"
+got=$(while read -r _ tid nsw; do
+	echo "$(awk -v t="thread.$tid" '$2 == "KCO" && $3 ~ t "$"' "$TMP/dump" | wc -l) $nsw"
+done <"$TMP/tids" | tr '\n' ' ')
+check "SIGKILL after raw sleeps: the switches not yet written are kept (KCO, switches: $got)" sh -c "echo $got | awk '{ for (i = 1; i < NF; i += 2) if (\$i * 2 < \$(i + 1) || \$(i + 1) < 1000) exit 1; exit NF != 4 }'"
+check "SIGKILL after raw sleeps: the recorder says it" grep -q "after the [0-9]* context switch events it had not written yet" "$TMP/err"
+check "SIGKILL after raw sleeps: no kswitch.spill is left" sh -c "test -z \"\$(find '$TMP/sk' -name kswitch.spill)\""
+rm -rf "$TMP/o-sk" && mkdir "$TMP/o-sk"
+check "SIGKILL after raw sleeps: ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/o-sk" "$TMP/sk"
+ref_same "SIGKILL after raw sleeps" "$TMP/sk"
+
+# The recorder killed too (SIGKILL to the whole session): kswitch.spill
+# stays beside the cut stream, and ovni emu --salvage writes its switches
+# in its copy, leaving the trace as it was.
+cat >"$TMP/forever.c" <<'C'
+#include <sys/syscall.h>
+#include <time.h>
+int main(void) { struct timespec ts = { 0, 10000 }; for (;;) syscall(SYS_nanosleep, &ts, 0); }
+C
+"$CC" -O1 -o "$TMP/forever" "$TMP/forever.c" || not_ok "forever.c builds"
+rm -rf "$TMP/both"
+setsid sh -c 'echo $$ >"$1"; exec "$2" record -o "$3" -- "$4" >/dev/null 2>&1' _ "$TMP/sid" "$OVNI" "$TMP/both" "$TMP/forever" &
+for i in $(seq 50); do [ -n "$(find "$TMP/both" -name kswitch.spill 2>/dev/null)" ] && break; sleep 0.1; done
+sleep 0.5
+pkill -9 -s "$(cat "$TMP/sid")"
+wait
+check "recorder killed too: kswitch.spill is left beside the stream" sh -c "test -n \"\$(find '$TMP/both' -name kswitch.spill)\""
+sum_before=$(find "$TMP/both" -type f -exec cat {} + | cksum)
+rm -rf "$TMP/o-both" && mkdir "$TMP/o-both"
+"$OVNI" emu --salvage -o "$TMP/o-both" "$TMP/both" >"$TMP/out" 2>&1
+check "recorder killed too: ovni emu --salvage accepts the trace" test $? -eq 0
+check "recorder killed too: and writes the switches it finds there" grep -q "after the [0-9]* context switch events it had not written yet" "$TMP/out"
+check "recorder killed too: hundreds of them are played" sh -c "grep -Eq 'played [0-9]{3,} events' '$TMP/out'"
+check "recorder killed too: the trace is left as it was" test "$(find "$TMP/both" -type f -exec cat {} + | cksum)" = "$sum_before"
+
 # When the kernel does drop records (a one-page ring and no collector, the
 # tests' way), each thread's count is said at the end and by ovni dump.
 rm -rf "$TMP/small"

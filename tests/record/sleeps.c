@@ -3,9 +3,12 @@
  * argv[3] "raw", the bare system call (which it does not: only the
  * collector empties the thread's ring then). Each thread prints its tid and
  * how many times it left its CPU from the start of its function to the end
- * of its sleeps, as the kernel counts them. */
+ * of its sleeps, as the kernel counts them. With "kill", raw sleeps, and
+ * the last thread to finish them kills the process with SIGKILL while the
+ * others go on sleeping raw: no thread ever wrote its switches itself. */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int times, raw;
+static int times, raw, kill_at_end, nthreads;
+static int finished;
 
 static long switches(void)
 {
@@ -36,6 +40,13 @@ static void *sleeper(void *arg)
 			nanosleep(&ts, NULL);
 	}
 	printf("sleeper %ld %ld\n", (long)syscall(SYS_gettid), switches() - before);
+	if (kill_at_end) {
+		fflush(stdout);
+		if (__atomic_add_fetch(&finished, 1, __ATOMIC_SEQ_CST) == nthreads)
+			raise(SIGKILL);
+		for (;;)
+			syscall(SYS_nanosleep, &ts, NULL);
+	}
 	return arg;
 }
 
@@ -43,7 +54,9 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 2;
 	times = argc > 2 ? atoi(argv[2]) : 1000;
-	raw = argc > 3 && strcmp(argv[3], "raw") == 0;
+	kill_at_end = argc > 3 && strcmp(argv[3], "kill") == 0;
+	raw = kill_at_end || (argc > 3 && strcmp(argv[3], "raw") == 0);
+	nthreads = n;
 	pthread_t th[64];
 	if (n < 1 || n > 64)
 		return 2;

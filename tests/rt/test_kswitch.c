@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -324,6 +325,73 @@ static int run_thread(void *(*fn)(void *), struct run *r)
 	return pthread_join(t, NULL);
 }
 
+/* The spill in a shared mapping (a kswitch.spill file's, in the shim):
+ * count and entries written through, 0 again after a drain; a backlog
+ * bigger than it goes to memory, and comes back after the drain. */
+static void *shared_spill(void *arg)
+{
+	struct run *r = arg;
+	struct kswitch k;
+	if ((r->rc = kswitch_open(&k, 0)) != 0)
+		return NULL;
+	size_t size = sizeof(struct kspill_head) + 6 * 8; /* 6 entries */
+	struct kspill_head *h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (h == MAP_FAILED)
+		return NULL;
+	kswitch_spill_in(&k, h, size);
+	const uint64_t *in_file = (const uint64_t *)(h + 1);
+	CHECK(memcmp(h->magic, KSPILL_MAGIC, 8) == 0 && k.spill == in_file, "the spill goes to the shared mapping");
+	sleep_ns(MS);
+	kswitch_collect(&k);
+	CHECK(k.nspill >= 2 && h->count == k.nspill && (in_file[0] & KSPILL_OUT) && !(in_file[1] & KSPILL_OUT),
+	      "a collection writes the switches and their count there (%llu)", (unsigned long long)h->count);
+	kswitch_drain(&k, emit, r);
+	CHECK(h->count == 0 && k.nspill == 0, "a drain sets the count back to 0");
+	for (int i = 0; i < 6; i++)
+		sleep_ns(MS);
+	kswitch_collect(&k);
+	CHECK(k.nspill >= 12 && k.spill != in_file && h->count == 0,
+	      "a backlog bigger than the mapping goes to memory, the count 0 (%zu switches)", k.nspill);
+	kswitch_drain(&k, emit, r);
+	CHECK(k.spill == in_file && h->count == 0, "after the drain the mapping is the spill again");
+	sleep_ns(MS);
+	kswitch_collect(&k);
+	CHECK(k.nspill >= 2 && h->count == k.nspill, "and takes the next switches");
+	kswitch_close(&k);
+	CHECK(!k.shared && !k.spill, "close unmaps it");
+	return NULL;
+}
+
+/* A bigger mapping of the same file replaces the first: the entries are
+ * already there. */
+static void *regrown_spill(void *arg)
+{
+	struct run *r = arg;
+	struct kswitch k;
+	int fd = memfd_create("kswitch.spill", 0);
+	if (fd < 0 || ftruncate(fd, 4096) != 0 || (r->rc = kswitch_open(&k, 0)) != 0)
+		return NULL;
+	size_t small = sizeof(struct kspill_head) + 6 * 8;
+	void *m = mmap(NULL, small, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	kswitch_spill_in(&k, m, small);
+	sleep_ns(MS);
+	kswitch_collect(&k);
+	size_t n = k.nspill;
+	uint64_t first = k.spill[0];
+	struct kspill_head *big = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (big == MAP_FAILED)
+		return NULL;
+	kswitch_spill_in(&k, big, 4096);
+	CHECK(k.shared == big && k.spill == (uint64_t *)(big + 1) && k.spill_cap == (4096 - sizeof(*big)) / 8,
+	      "a bigger mapping of the same file becomes the spill");
+	CHECK(n >= 2 && k.nspill == n && big->count == n && k.spill[0] == first, "with the entries it had (%zu)", n);
+	kswitch_close(&k);
+	close(fd);
+	return NULL;
+}
+
 int main(void)
 {
 	char why[256];
@@ -375,6 +443,11 @@ int main(void)
 	pthread_mutex_unlock(&mutex);
 	pthread_join(t, NULL);
 	check_run(&mutex_run);
+
+	static struct run shared_run = { .what = "a spill in a shared mapping" };
+	CHECK(run_thread(shared_spill, &shared_run) == 0 && shared_run.rc == 0, "%s", shared_run.what);
+	static struct run regrown_run = { .what = "a spill mapped again, bigger" };
+	CHECK(run_thread(regrown_spill, &regrown_run) == 0 && regrown_run.rc == 0, "%s", regrown_run.what);
 
 	CHECK(run_thread(overflow, &over_run) == 0 && over_run.rc == 0, "a one-page ring records");
 	CHECK(over_run.lost > 0, "400 sleeps overflow a one-page ring (%llu records lost)", (unsigned long long)over_run.lost);

@@ -1,8 +1,10 @@
 /* salvage_stream on streams recorded with --kernel: the clocks of an
  * unordered region (OU[ ... OU]) go back without that being the end of the
  * stream, and a stream cut inside a region gets the region closed (and a
- * lost switch-in written) so that ovni sort makes it a valid stream. And a
- * stream left as zeros by a thread killed while starting gets a header. */
+ * lost switch-in written) so that ovni sort makes it a valid stream. The
+ * switches left in a kswitch.spill are written after the stream's last
+ * ones. And a stream left as zeros by a thread killed while starting is
+ * dropped. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "record/salvage.h"
 #include "sort/sort.h"
+#include "trace/kspill.h"
 #include "trace/stream.h"
 #include "t.h"
 #include "tstream.h"
@@ -102,6 +105,49 @@ int main(void)
 	CHECK_STR(got, "OHx@100 OB.@200 OU[@300 KCO@150 KCI@151 OU]@300 OHe@300",
 		  "a region cut after a KCO gets its KCI right after it, then its OU]");
 	CHECK(sorts_clean(), "and sorts to a valid stream");
+
+	/* Killed with switches collected and not written: kswitch.spill has
+	 * the last one the stream holds (a drain cut by the kill), a lost
+	 * record, a repeated state, then new ones. */
+	b.len = 0;
+	mb_header(&b);
+	mb_ev(&b, "OHx", 100, ohx, 16);
+	mb_ev(&b, "OU[", 300, NULL, 0);
+	mb_ev(&b, "KCO", 150, NULL, 0);
+	mb_ev(&b, "KCI", 160, NULL, 0);
+	mb_ev(&b, "OU]", 310, NULL, 0);
+	mb_ev(&b, "OB.", 320, NULL, 0);
+	uint64_t spill[8] = { 0 };
+	memcpy(spill, KSPILL_MAGIC, 8);
+	spill[1] = 6;
+	memcpy(spill + 2, (uint64_t[]){ 150 | KSPILL_OUT, 160, 330 | KSPILL_OUT, KSPILL_LOST | 2, 400, 450 | KSPILL_OUT },
+	       6 * 8);
+	write_file(KSPILL_NAME, spill, sizeof(spill));
+	salvage(&b, &res);
+	events_of(got, sizeof(got));
+	CHECK_STR(got, "OHx@100 OU[@300 KCO@150 KCI@160 OU]@310 OB.@320 OU[@320 KCO@330 KCI@331 KCO@450 KCI@451 OU]@451 OHe@451",
+		  "the spilled switches after the stream's last are added in a region from the last event "
+		  "(a lost switch-in right after its KCO, a repeat skipped), and the thread ends after them");
+	CHECK_INT(res.spilled, 4, "the spilled events are counted apart (OU[ and three switches)");
+	CHECK_INT(res.events, 6 + 4 + 3, "and with the others");
+	CHECK(sorts_clean(), "it sorts to a valid stream");
+
+	/* Finished threads drained everything: a spill left there is not read. */
+	static const char done[] = "{\"version\": 3, \"ovni\": {\"part\": \"thread\", \"tid\": 7, \"finished\": 1}}";
+	b.len = 0;
+	mb_header(&b);
+	mb_ev(&b, "OHx", 100, ohx, 16);
+	mb_ev(&b, "OHe", 200, NULL, 0);
+	write_file("stream.obs", b.data, b.len);
+	write_file("stream.json", done, sizeof(done) - 1);
+	write_file(KSPILL_NAME, spill, sizeof(spill));
+	int32_t phy0 = 0;
+	struct salvage_info in0 = { "node0", 1, 7, 1, 0, 0, 0, &phy0, 1 };
+	CHECK(salvage_stream(dir, &in0, &res) == 0 && !res.repaired && res.events == 2,
+	      "a finished stream is left as it is, spill or not");
+	char sp[128];
+	snprintf(sp, sizeof(sp), "%s/%s", dir, KSPILL_NAME);
+	unlink(sp);
 
 	/* Outside any region a backward clock is still where a torn write ends. */
 	b.len = 0;
