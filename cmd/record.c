@@ -223,20 +223,65 @@ static struct rt_state *make_state(char *path, size_t n)
 	return s;
 }
 
-/* Before the recorder sets its variables (lib/record/state.h): the user's
- * values go along, for the shim to give APP back the environment it would
- * have had without the recorder. */
+/* The user's environment, before the recorder sets its variables: APP
+ * gets it as it is, then the recorder's block (lib/record/state.h). */
+static char **user_env;
+static char *underscore; /* "_=prog" in APP's environment */
+
 static void keep_user_env(void)
 {
+	extern char **environ;
+	size_t n = 0;
+	while (environ && environ[n])
+		n++;
+	user_env = malloc((n + 1) * sizeof(*user_env));
+	if (!user_env)
+		die("out of memory");
+	memcpy(user_env, environ, n * sizeof(*user_env)); /* setenv leaves the strings alone */
+	user_env[n] = NULL;
+}
+
+/* APP's environment: the user's, "_" set to prog as a shell sets it for
+ * the program it runs, then the block of the recorder's variables as they
+ * are set now, RT_ENV_FIRST first. */
+static char **app_env(const char *prog)
+{
+	size_t n = 0;
+	while (user_env[n])
+		n++;
+	char **e = malloc((n + RT_ENV_NVARS + 1) * sizeof(*e));
+	char *us = underscore = malloc(strlen(prog) + 3);
+	if (!e || !us)
+		die("out of memory");
+	sprintf(us, "_=%s", prog);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		e[k++] = strncmp(user_env[i], "_=", 2) == 0 ? us : user_env[i];
 	for (size_t i = 0; i < RT_ENV_NVARS; i++) {
-		char user[64];
-		snprintf(user, sizeof(user), RT_ENV_USER_PREFIX "%s", rt_env_vars[i].name);
-		const char *v = getenv(rt_env_vars[i].name);
-		if (v)
-			setenv(user, v, 1);
-		else
-			unsetenv(user);
+		const char *name = rt_env_vars[i].name, *v = getenv(name);
+		if (!v)
+			continue;
+		char *entry = malloc(strlen(name) + strlen(v) + 2);
+		if (!entry)
+			die("out of memory");
+		sprintf(entry, "%s=%s", name, v);
+		e[k++] = entry;
 	}
+	e[k] = NULL;
+	return e;
+}
+
+static void free_app_env(char **e)
+{
+	size_t k = 0;
+	while (user_env[k])
+		k++;
+	for (; e[k]; k++)
+		free(e[k]);
+	free(e);
+	free(underscore);
+	free(user_env);
+	user_env = NULL;
 }
 
 /* A file size limit (ulimit -f) makes the recorder's writes fail with a
@@ -734,8 +779,6 @@ static int launch(struct run *r, char **argv)
 		setenv("OVNI_TMPDIR", r->tmpdir, 1);
 	else
 		unsetenv("OVNI_TMPDIR");
-	if (getenv("_")) /* as a shell sets it for the program it runs */
-		setenv("_", prog, 1);
 	/* Processes the program leaves behind are ours to wait for. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Forwarding is set up before the fork and the signals held until the
@@ -772,6 +815,7 @@ static int launch(struct run *r, char **argv)
 		unlink(state_path);
 		return 1;
 	}
+	char **env = app_env(prog);
 	double t0 = now_s();
 	child = fork();
 	int fork_err = errno;
@@ -782,12 +826,13 @@ static int launch(struct run *r, char **argv)
 		sigaction(SIGCHLD, &chld, NULL);
 		sigaction(SIGXFSZ, &xfsz_orig, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		execv(prog, argv);
+		execve(prog, argv, env);
 		int err = errno;
 		(void)!write(ex[1], &err, sizeof(err));
 		_exit(127);
 	}
 	close(ex[1]);
+	free_app_env(env);
 	int err = 0;
 	ssize_t got = child > 0 ? read(ex[0], &err, sizeof(err)) : 0;
 	close(ex[0]);

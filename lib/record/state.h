@@ -51,14 +51,17 @@ struct rt_state {
 	char meta[RT_STATE_META_BYTES];
 };
 
-/* The variables `ovni record` gives every process it records. The shim
- * takes them at start and gives the program the environment it would have
- * had without the recorder: each one's value from before (carried in
- * RT_ENV_USER_PREFIX + name, when it had one) or none. In the prepended
- * ones the recorder's part comes first, then ':' and the user's. Every
- * one is the recorder's, even when it passes the user's value on. */
-#define RT_ENV_USER_PREFIX "OVNI_RECORD_USER_"
-/* pid.tid: a new image (exec) continues the stream of that thread */
+/* The variables `ovni record` gives every process it records, as a block
+ * after the program's own environment, which is left as it is: RT_ENV_FIRST
+ * first, then the others that have a value, in this order. The shim takes
+ * them at start and cuts the environment where the block begins, so that
+ * the program has the one it would have had without the recorder. In the
+ * prepended ones the recorder's part comes first, then ':' and the
+ * program's own value (which the loader would not read otherwise: it reads
+ * the last one). */
+#define RT_ENV_FIRST "OVNI_RECORD_STATE"
+/* pid.tid, last in the block: a new image (exec) continues the stream of
+ * that thread */
 #define RT_ENV_RESUME "OVNI_RECORD_RESUME"
 
 struct rt_env_var {
@@ -67,9 +70,9 @@ struct rt_env_var {
 };
 
 static const struct rt_env_var rt_env_vars[] = {
-	{ "LD_PRELOAD", 1 },	     { "LD_LIBRARY_PATH", 1 },	 { "OVNI_RECORD_STATE", 0 },
-	{ "OVNI_RECORD_LOOM", 0 },   { "OVNI_RECORD_APPID", 0 }, { "OVNI_RECORD_KERNEL", 0 },
-	{ "OVNI_TRACEDIR", 0 },	     { "OVNI_TMPDIR", 0 },	 { "OVNI_EVENTS", 0 },
+	{ RT_ENV_FIRST, 0 },	   { "LD_PRELOAD", 1 },	       { "LD_LIBRARY_PATH", 1 },
+	{ "OVNI_RECORD_LOOM", 0 }, { "OVNI_RECORD_APPID", 0 }, { "OVNI_RECORD_KERNEL", 0 },
+	{ "OVNI_TRACEDIR", 0 },	   { "OVNI_TMPDIR", 0 },       { "OVNI_EVENTS", 0 },
 };
 
 #define RT_ENV_NVARS (sizeof(rt_env_vars) / sizeof(rt_env_vars[0]))

@@ -1,17 +1,29 @@
 /* The recorder's variables (lib/record/state.h), taken by the shim at start
  * and hidden from the program, which sees the environment it would have
  * had without `ovni record`; every new image gets them back (exec, spawn,
- * system, popen), so that it is recorded too. */
+ * system, popen), so that it is recorded too.
+ *
+ * They come as a block after the program's own variables, which stay as
+ * they were, first entry RT_ENV_FIRST: the dynamic loader reads the last
+ * LD_PRELOAD and LD_LIBRARY_PATH, ours. Hiding takes them out of environ,
+ * and when nothing else follows them, out of the kernel's copy too
+ * (/proc/self/environ), where it lets us. */
 #include "rt/rt.h"
 #include "record/state.h"
 
+#include <fcntl.h>
+#include <linux/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 extern char **environ;
 
 static char *ours[RT_ENV_NVARS]; /* values taken at start (NULL: none) */
+static char *resume; /* RT_ENV_RESUME, taken at start */
 static int hidden;
 
 static int find(const char *name)
@@ -23,55 +35,111 @@ static int find(const char *name)
 }
 
 /* "NAME=" at the start of entry: the length of NAME= , else 0. */
-static size_t names(const char *entry, const char *prefix, const char *name)
+static size_t names(const char *entry, const char *name)
 {
-	size_t p = strlen(prefix), n = strlen(name);
-	if (strncmp(entry, prefix, p) != 0 || strncmp(entry + p, name, n) != 0 || entry[p + n] != '=')
-		return 0;
-	return p + n + 1;
+	size_t n = strlen(name);
+	return strncmp(entry, name, n) == 0 && entry[n] == '=' ? n + 1 : 0;
 }
 
 /* environ is read and changed in place, not with getenv, setenv and
  * unsetenv: a program may define its own (bash does, over its shell
  * variables, not set up yet when the shim starts), and a new array would
  * leave main's envp behind. */
-static char **slot(const char *prefix, const char *name)
+
+/* Where the recorder's block starts: its last RT_ENV_FIRST (an `ovni
+ * record` run under another passes the outer one's on as the program's). */
+static char **block(void)
 {
-	for (char **e = environ; e && *e; e++)
-		if (names(*e, prefix, name))
-			return e;
-	return NULL;
+	char **b = NULL;
+	for (char **e = environ; !hidden && e && *e; e++)
+		if (names(*e, RT_ENV_FIRST))
+			b = e;
+	return b;
 }
 
-static const char *value(const char *prefix, const char *name)
+/* The value of the last entry of name in [from, to) (to NULL: the end). */
+static const char *value_in(char *const *from, char *const *to, const char *name)
 {
-	char **e = slot(prefix, name);
-	return e ? *e + names(*e, prefix, name) : NULL;
+	const char *v = NULL;
+	for (char *const *e = from; e && *e && e != to; e++) {
+		size_t l = names(*e, name);
+		if (l)
+			v = *e + l;
+	}
+	return v;
 }
 
-static void drop(const char *prefix, const char *name)
+/* One of the recorder's variables, at or after the start of its block. */
+static int is_ours(const char *entry)
 {
-	char **e;
-	while ((e = slot(prefix, name)) != NULL)
-		do
-			e[0] = e[1];
-		while (*e++);
+	if (names(entry, RT_ENV_RESUME))
+		return 1;
+	for (size_t i = 0; i < RT_ENV_NVARS; i++)
+		if (names(entry, rt_env_vars[i].name))
+			return 1;
+	return 0;
 }
 
-char *rt_env_take(const char *name)
+static char *dup_or_null(const char *s)
 {
-	const char *v = value("", name);
-	char *copy = v ? strdup(v) : NULL;
-	drop("", name);
-	return copy;
+	return s ? strdup(s) : NULL;
+}
+
+/* Field i (1-based) of /proc/self/stat as a number, 0 when unknown. */
+static unsigned long long stat_field(const char *stat, int i)
+{
+	const char *p = strrchr(stat, ')');
+	for (int f = 2; p && f < i; f++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* The kernel's copy of the environment (/proc/self/environ) ends where
+ * the block starts, when it lies at the end of it: the program's own
+ * variables come first, so nothing moves. Needs Linux 3.18 with
+ * CONFIG_CHECKPOINT_RESTORE (no privilege); else it stays as it was. */
+static void cut_kernel_copy(const char *start)
+{
+	char stat[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	stat[n] = '\0';
+	struct prctl_mm_map m;
+	memset(&m, 0, sizeof(m));
+	m.start_code = stat_field(stat, 26);
+	m.end_code = stat_field(stat, 27);
+	m.start_stack = stat_field(stat, 28);
+	m.start_data = stat_field(stat, 45);
+	m.end_data = stat_field(stat, 46);
+	m.start_brk = stat_field(stat, 47);
+	m.arg_start = stat_field(stat, 48);
+	m.arg_end = stat_field(stat, 49);
+	m.env_start = stat_field(stat, 50);
+	m.env_end = stat_field(stat, 51);
+	m.exe_fd = (uint32_t)-1;
+	uintptr_t at = (uintptr_t)start;
+	if (!m.env_start || at < m.env_start || at >= m.env_end)
+		return; /* not in the kernel's copy (a program's own array) */
+	m.env_end = at;
+	m.brk = (uint64_t)syscall(SYS_brk, 0); /* single-threaded: no malloc moves it now */
+	prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0);
 }
 
 void rt_env_hide(void)
 {
+	char **b = block();
+	if (!b) {
+		hidden = 1;
+		return;
+	}
 	for (size_t i = 0; i < RT_ENV_NVARS; i++) {
 		const char *name = rt_env_vars[i].name;
-		const char *v = value("", name), *user = value(RT_ENV_USER_PREFIX, name);
-		char *cur = v ? strdup(v) : NULL;
+		char *cur = dup_or_null(value_in(b, NULL, name));
+		const char *user = value_in(environ, b, name);
 		/* the recorder's part of a prepended one: what a new image gets
 		 * before the value the program gives it */
 		size_t cl = cur ? strlen(cur) : 0, ul = user ? strlen(user) : 0;
@@ -79,24 +147,37 @@ void rt_env_hide(void)
 		    strcmp(cur + cl - ul, user) == 0)
 			cur[cl - ul - 1] = '\0';
 		ours[i] = cur;
-		char **e = slot("", name);
-		size_t n = strlen(name);
-		char *mine = e && user ? malloc(n + strlen(user) + 2) : NULL;
-		if (mine) { /* the user's value, where ours was */
-			sprintf(mine, "%s=%s", name, user);
-			*e = mine;
-		} else {
-			drop("", name);
-		}
-		drop(RT_ENV_USER_PREFIX, name);
 	}
+	resume = dup_or_null(value_in(b, NULL, RT_ENV_RESUME));
+	/* a launcher between (mpirun's proxies) may have added its own after
+	 * the block: those stay, and then the kernel's copy cannot be cut */
+	char **w = b;
+	for (char **e = b; *e; e++)
+		if (!is_ours(*e))
+			*w++ = *e;
+	if (w == b)
+		cut_kernel_copy(*b);
+	*w = NULL;
 	hidden = 1;
+}
+
+char *rt_env_take_resume(void)
+{
+	char *r = hidden ? resume : dup_or_null(value_in(block(), NULL, RT_ENV_RESUME));
+	if (hidden)
+		resume = NULL;
+	return r;
 }
 
 const char *rt_env(const char *name)
 {
-	int i = hidden ? find(name) : -1;
-	return i < 0 ? getenv(name) : ours[i];
+	int i = find(name);
+	if (i < 0)
+		return getenv(name);
+	if (hidden)
+		return ours[i];
+	char **b = block();
+	return b ? value_in(b, NULL, name) : getenv(name);
 }
 
 char **rt_env_traced(char *const envp[], const char *extra)
@@ -105,38 +186,25 @@ char **rt_env_traced(char *const envp[], const char *extra)
 	while (envp && envp[n])
 		n++;
 	const char *app[RT_ENV_NVARS] = { 0 }; /* the values the program gives */
-	for (size_t k = 0; k < n; k++)
-		for (size_t i = 0; i < RT_ENV_NVARS; i++) {
-			size_t l = names(envp[k], "", rt_env_vars[i].name);
-			if (l)
-				app[i] = envp[k] + l;
-		}
 	for (size_t i = 0; i < RT_ENV_NVARS; i++) {
-		const char *name = rt_env_vars[i].name;
-		bytes += 2 * (strlen(RT_ENV_USER_PREFIX) + strlen(name) + 2);
-		bytes += (app[i] ? 2 * strlen(app[i]) : 0) + (ours[i] ? strlen(ours[i]) : 0) + 1;
+		app[i] = rt_env_vars[i].prepend ? value_in(envp, NULL, rt_env_vars[i].name) : NULL;
+		bytes += strlen(rt_env_vars[i].name) + 3 + (ours[i] ? strlen(ours[i]) : 0) +
+			 (app[i] ? strlen(app[i]) : 0);
 	}
-	char **e = malloc((n + 2 * RT_ENV_NVARS + 2) * sizeof(*e) + bytes);
+	char **e = malloc((n + RT_ENV_NVARS + 2) * sizeof(*e) + bytes);
 	if (!e)
 		return NULL;
-	char *s = (char *)(e + n + 2 * RT_ENV_NVARS + 2);
+	char *s = (char *)(e + n + RT_ENV_NVARS + 2);
 	size_t k = 0;
-	for (size_t j = 0; j < n; j++) {
-		int mine = names(envp[j], "", RT_ENV_RESUME) != 0;
-		for (size_t i = 0; i < RT_ENV_NVARS && !mine; i++)
-			mine = names(envp[j], "", rt_env_vars[i].name) || names(envp[j], RT_ENV_USER_PREFIX, rt_env_vars[i].name);
-		if (!mine)
-			e[k++] = envp[j];
-	}
+	for (size_t j = 0; j < n; j++) /* the program's, as they are */
+		e[k++] = envp[j];
+	/* then the block, RT_ENV_FIRST first (rt_env_vars has it before the
+	 * ones that may be missing) */
 	for (size_t i = 0; i < RT_ENV_NVARS; i++) {
 		const char *name = rt_env_vars[i].name;
-		if (app[i]) {
-			e[k++] = s;
-			s += sprintf(s, RT_ENV_USER_PREFIX "%s=%s", name, app[i]) + 1;
-		}
 		/* the loader reads the prepended ones: the program's part stays */
-		const char *a = rt_env_vars[i].prepend ? app[i] : NULL;
-		if (ours[i] || a) {
+		const char *a = app[i];
+		if (ours[i]) {
 			e[k++] = s;
 			s += sprintf(s, "%s=%s%s%s", name, ours[i] ? ours[i] : "", ours[i] && a ? ":" : "", a ? a : "") + 1;
 		}

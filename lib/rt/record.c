@@ -395,7 +395,7 @@ static struct rt_state *map_state(const char *path)
 /* RT_ENV_RESUME=pid.tid: this image replaced one that was traced. */
 static int resuming(void)
 {
-	char *s = rt_env_take(RT_ENV_RESUME);
+	char *s = rt_env_take_resume();
 	if (!s)
 		return 0;
 	int pid = 0, tid = 0;
@@ -406,7 +406,7 @@ static int resuming(void)
 
 __attribute__((constructor)) static void record_start(void)
 {
-	const char *path = getenv("OVNI_RECORD_STATE");
+	const char *path = rt_env(RT_ENV_FIRST);
 	if (!path || !*path)
 		return;
 	if (rt_instr_is_launcher())

@@ -123,7 +123,7 @@ int rt_mkpath(const char *path);
 
 /* env.c: the recorder's variables, hidden from the program */
 void rt_env_hide(void); /* record mode, at start */
-char *rt_env_take(const char *name); /* a copy of its value (malloc'd), removed */
+char *rt_env_take_resume(void); /* RT_ENV_RESUME's value (malloc'd), once */
 /* Our value of one of them (getenv for any other, and before rt_env_hide). */
 const char *rt_env(const char *name);
 /* envp for a new image: the program's with ours put back, then extra (if

@@ -178,6 +178,19 @@ n=$(grep -c '^mine.so$' "$TMP/err") # 5 with an ASan build of ovni, which loads 
 	not_ok "environment: the user's preloaded library still loads in every process ($n, want 4)"
 
 same "environment: and each is recorded (4 processes)" "$(ls -d "$TMP"/env3/loom.*/proc.* 2>/dev/null | wc -l | tr -d ' ')" 4
+# The kernel's copy too (/proc/self/environ, what `ps e` shows): byte for
+# byte the one without the recorder, in the same order, for the program
+# and for the child of its shell; with the user's own LD_LIBRARY_PATH, and
+# with no variable at all.
+for vars in "A=1 LD_LIBRARY_PATH=/opt/x:/opt/y B=2" ""; do
+	env -i $vars cat /proc/self/environ >"$TMP/pe.plain"
+	rm -rf "$TMP/pe1" && env -i $vars "$OVNI" record -o "$TMP/pe1" -- cat /proc/self/environ >"$TMP/pe.rec" 2>/dev/null
+	check "/proc/self/environ (${vars:-empty}): the program's is the one it has without the recorder" cmp "$TMP/pe.plain" "$TMP/pe.rec"
+	env -i $vars sh -c 'cat /proc/self/environ' >"$TMP/pe.plain"
+	rm -rf "$TMP/pe2" && env -i $vars "$OVNI" record -o "$TMP/pe2" -- sh -c 'cat /proc/self/environ' >"$TMP/pe.rec" 2>/dev/null
+	check "/proc/self/environ (${vars:-empty}): and that of a shell's child" cmp "$TMP/pe.plain" "$TMP/pe.rec"
+	same "/proc/self/environ (${vars:-empty}): both are recorded (2 processes)" "$(ls -d "$TMP"/pe2/loom.*/proc.* 2>/dev/null | wc -l | tr -d ' ')" 2
+done
 
 rec texec "$TMP/procs" thread-exec
 same "exec from a second thread: exit status" "$rc" 0
