@@ -96,6 +96,13 @@ fi
 # has 30000 KCO or more, nothing is reported dropped, and the reference
 # emulator, after its sort, gives the same timelines as ovni emu.
 "$CC" -O1 -pthread -o "$TMP/sleeps" "$TESTDIR/record/sleeps.c" || not_ok "sleeps.c builds"
+# "KCO SWITCHES ..." for each thread sleeps.c named in $TMP/tids: the KCO
+# of its stream in $TMP/dump, and how many times the kernel counted.
+kco_and_switches() {
+	while read -r _ tid nsw; do
+		echo "$(awk -v t="thread.$tid" '$2 == "KCO" && $3 ~ t "$"' "$TMP/dump" | wc -l) $nsw"
+	done <"$TMP/tids" | tr '\n' ' '
+}
 for how in call raw; do
 	rm -rf "$TMP/s-$how"
 	"$OVNI" record -o "$TMP/s-$how" -- "$TMP/sleeps" 2 30000 $how >"$TMP/tids" 2>"$TMP/err"
@@ -108,9 +115,7 @@ for how in call raw; do
 	# sleep whose timer already expired may not switch at all, so the
 	# kernel's count may fall short of 30000: 29845 once under the
 	# sanitizers on a loaded machine; 29000 still proves the sleeps switch.
-	got=$(while read -r _ tid nsw; do
-		echo "$(awk -v t="thread.$tid" '$2 == "KCO" && $3 ~ t "$"' "$TMP/dump" | wc -l) $nsw"
-	done <"$TMP/tids" | tr '\n' ' ')
+	got=$(kco_and_switches)
 	check "2 x 30000 sleeps ($how): every switch recorded (KCO, switches: $got)" sh -c "echo $got | awk '{ for (i = 1; i < NF; i += 2) if (\$i + 10 < \$(i + 1) || \$(i + 1) < 29000) exit 1; exit NF != 4 }'"
 	check "2 x 30000 sleeps ($how): nothing reported dropped" sh -c "! grep -q dropped '$TMP/err' && ! grep -q dropped '$TMP/dump'"
 	rm -rf "$TMP/o-$how" && mkdir "$TMP/o-$how"
@@ -126,9 +131,7 @@ rm -rf "$TMP/sk"
 "$OVNI" record -o "$TMP/sk" -- "$TMP/sleeps" 2 3000 kill >"$TMP/tids" 2>"$TMP/err"
 check "SIGKILL after 2 x 3000 raw sleeps: the program dies by it" test $? -eq 137
 "$OVNI" dump "$TMP/sk" 2>/dev/null >"$TMP/dump"
-got=$(while read -r _ tid nsw; do
-	echo "$(awk -v t="thread.$tid" '$2 == "KCO" && $3 ~ t "$"' "$TMP/dump" | wc -l) $nsw"
-done <"$TMP/tids" | tr '\n' ' ')
+got=$(kco_and_switches)
 check "SIGKILL after raw sleeps: the switches not yet written are kept (KCO, switches: $got)" sh -c "echo $got | awk '{ for (i = 1; i < NF; i += 2) if (\$i * 2 < \$(i + 1) || \$(i + 1) < 1000) exit 1; exit NF != 4 }'"
 check "SIGKILL after raw sleeps: the recorder says it" grep -q "after the [0-9]* context switch events it had not written yet" "$TMP/err"
 check "SIGKILL after raw sleeps: no kswitch.spill is left" sh -c "test -z \"\$(find '$TMP/sk' -name kswitch.spill)\""
