@@ -82,8 +82,9 @@ static const uint64_t *spill_map(const char *dir, size_t *count, size_t *size)
  * died (kswitch.spill): those after the stream's last, with the drain's
  * rules (lib/rt/kswitch.c), in an unordered region left open for
  * closing_events, which then ends the thread at the last switch if that
- * is later than its last event. *buf is malloc'd (NULL: none). */
-static int spill_events(const char *dir, struct scan *s, uint8_t **buf, size_t *len, uint64_t *count)
+ * is later than its last event. *buf is malloc'd (NULL: none, also when
+ * memory runs out: a warning says so, the stream is ended without them). */
+static void spill_events(const char *dir, struct scan *s, uint8_t **buf, size_t *len, uint64_t *count)
 {
 	size_t n, size;
 	*buf = NULL;
@@ -91,7 +92,7 @@ static int spill_events(const char *dir, struct scan *s, uint8_t **buf, size_t *
 	*count = 0;
 	const uint64_t *e = spill_map(dir, &n, &size);
 	if (!e)
-		return 0;
+		return;
 	size_t from = 0; /* past the switches a drain cut by the kill had written */
 	uint64_t top = s->last_clock;
 	for (size_t i = 0; i < n; i++) {
@@ -103,10 +104,10 @@ static int spill_events(const char *dir, struct scan *s, uint8_t **buf, size_t *
 			top = KSPILL_VALUE(e[i]) + 1; /* room for a made-up KCI after a last KCO */
 	}
 	uint8_t *p = from < n ? malloc((2 * (n - from) + 1) * EV_HEADER_SIZE) : NULL;
-	if (from < n && !p) {
+	if (from < n && !p) { /* the stream can still be ended without them */
 		munmap((void *)((const struct kspill_head *)e - 1), size);
-		msg_err("%s: out of memory for the switches in %s", dir, KSPILL_NAME);
-		return -1;
+		msg_warn("%s: the %zu context switches in %s are left out: out of memory", dir, n - from, KSPILL_NAME);
+		return;
 	}
 	size_t at = 0;
 	int opened = s->unordered;
@@ -139,7 +140,6 @@ static int spill_events(const char *dir, struct scan *s, uint8_t **buf, size_t *
 	}
 	*buf = p;
 	*len = at;
-	return 0;
 }
 
 /* Events that close the thread at its last clock, in emulator order. */
@@ -326,10 +326,8 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 	uint8_t *spill = NULL;
 	size_t nspill = 0;
 	uint64_t spilled = 0;
-	if (!finished && spill_events(dir, &s, &spill, &nspill, &spilled) != 0) {
-		close(fd);
-		return -1;
-	}
+	if (!finished)
+		spill_events(dir, &s, &spill, &nspill, &spilled);
 	if (!finished) {
 		uint8_t tail[128];
 		uint64_t added;

@@ -149,6 +149,30 @@ int main(void)
 	snprintf(sp, sizeof(sp), "%s/%s", dir, KSPILL_NAME);
 	unlink(sp);
 
+	/* A file that is not a spill (another magic) is not read; a count past
+	 * the end of the file stops there. */
+	uint64_t bad[4] = { 0 };
+	memcpy(bad, "NOTSPILL", 8);
+	bad[1] = 1;
+	bad[2] = 300 | KSPILL_OUT;
+	b.len = 0;
+	mb_header(&b);
+	mb_ev(&b, "OHx", 100, ohx, 16);
+	mb_ev(&b, "OB.", 200, NULL, 0);
+	write_file(KSPILL_NAME, bad, sizeof(bad));
+	salvage(&b, &res);
+	events_of(got, sizeof(got));
+	CHECK_STR(got, "OHx@100 OB.@200 OHe@200", "a kswitch.spill without its magic is left out");
+	memcpy(bad, KSPILL_MAGIC, 8);
+	bad[1] = 1000;
+	bad[3] = 310;
+	write_file(KSPILL_NAME, bad, sizeof(bad));
+	salvage(&b, &res);
+	events_of(got, sizeof(got));
+	CHECK_STR(got, "OHx@100 OB.@200 OU[@200 KCO@300 KCI@310 OU]@311 OHe@311",
+		  "a count past the end of the file reads up to its end");
+	unlink(sp);
+
 	/* Outside any region a backward clock is still where a torn write ends. */
 	b.len = 0;
 	mb_header(&b);
