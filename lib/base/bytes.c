@@ -23,8 +23,10 @@ static ssize_t file_read(struct byte_src *s, void *buf, size_t n)
 	struct file_src *f = (struct file_src *)s;
 	if (f->fd < 0)
 		return 0;
+	if (n > s->size - f->pos) /* a caller may have cut the source short */
+		n = (size_t)(s->size - f->pos);
 	for (;;) {
-		ssize_t got = read(f->fd, buf, n);
+		ssize_t got = n ? read(f->fd, buf, n) : 0;
 		if (got >= 0) {
 			f->pos += (uint64_t)got;
 			if (got == 0 || f->pos >= s->size) {

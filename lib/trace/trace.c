@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -324,6 +325,31 @@ err:
 	return -1;
 }
 
+/* Where the events of an unfinished stream end when the rest of the file
+ * is zeros: the tail of the last window `ovni record` mapped, left as it
+ * was because the recorder was killed too. size when there is no such
+ * tail (or the file cannot be mapped). */
+static uint64_t events_end(const char *path, uint64_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const uint8_t *p = fd >= 0 && size > STREAM_HEADER_SIZE ?
+				   mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	if (fd >= 0)
+		close(fd);
+	if (p == MAP_FAILED)
+		return size;
+	uint64_t zeros_from = size, off = STREAM_HEADER_SIZE;
+	while (zeros_from > STREAM_HEADER_SIZE && p[zeros_from - 1] == 0)
+		zeros_from--;
+	while (off < zeros_from && off + ev_head_size(p[off]) <= size && off + ev_size(p + off) <= size)
+		off += ev_size(p + off);
+	munmap((void *)p, (size_t)size);
+	return off >= zeros_from ? off : size;
+}
+
+/* Unfinished streams named in a warning, at most this many a run. */
+#define ZERO_TAILS_NAMED 10
+
 struct byte_src *trace_stream_src(struct trace *t, size_t i)
 {
 	char path[TRACE_PATH_MAX];
@@ -331,7 +357,19 @@ struct byte_src *trace_stream_src(struct trace *t, size_t i)
 		return pack_member_src(t->archive, t->streams[i].obs_member);
 	if (i >= t->n || join(path, t->streams[i].dir, "stream.obs") < 0)
 		return NULL;
-	return byte_src_file(path);
+	struct byte_src *src = byte_src_file(path);
+	if (!src || t->streams[i].meta.finished)
+		return src;
+	uint64_t end = events_end(path, src->size);
+	if (end < src->size) {
+		if (++t->zero_tails <= ZERO_TAILS_NAMED)
+			msg_warn("%s: offset %llu: unfinished (its thread did not end): the %llu zero bytes after "
+				 "its last event are not read%s", t->streams[i].obs_name, (unsigned long long)end,
+				 (unsigned long long)(src->size - end),
+				 t->zero_tails == ZERO_TAILS_NAMED ? " (further such streams not named)" : "");
+		src->size = end;
+	}
+	return src;
 }
 
 char *trace_read_extra(struct trace *t, const char *name, size_t *len, int *absent)

@@ -25,6 +25,7 @@ struct trace {
 	size_t n;
 	struct trace_stream *streams;
 	void *archive; /* set when the trace is read from a pack file */
+	size_t zero_tails; /* unfinished streams whose zero tail was left out */
 };
 
 /* Flags for trace_open. */
@@ -38,7 +39,9 @@ struct trace {
  * Returns 0, or -1 after a one-line message naming the file (and JSON
  * line:column). A path holding no stream is an error. */
 int trace_open(struct trace *t, const char *path, unsigned flags);
-/* A byte source over the stream's events (file or archive member). */
+/* A byte source over the stream's events (file or archive member). An
+ * unfinished stream file that ends in zeros (the last window of a killed
+ * `ovni record`) stops at its last event, with a warning. */
 struct byte_src *trace_stream_src(struct trace *t, size_t i);
 /* A file at the trace root (e.g. clock-offsets.txt), read whole and
  * NUL-terminated; NULL with *absent = 1 if there is none, NULL with

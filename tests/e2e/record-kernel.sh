@@ -155,6 +155,9 @@ sleep 0.5
 pkill -9 -s "$(cat "$TMP/sid")"
 wait
 check "recorder killed too: kswitch.spill is left beside the stream" sh -c "test -n \"\$(find '$TMP/both' -name kswitch.spill)\""
+check "recorder killed too: ovni dump reads the events up to the zeros the shim left after them" \
+	sh -c "'$OVNI' dump '$TMP/both' 2>'$TMP/err' | grep -q ' OHx ' && ! '$OVNI' dump '$TMP/both' 2>/dev/null | grep -q UNKNOWN"
+check "recorder killed too: and says so" grep -q "unfinished (its thread did not end): the [0-9]* zero bytes after its last event are not read" "$TMP/err"
 sum_before=$(find "$TMP/both" -type f -exec cat {} + | cksum)
 rm -rf "$TMP/o-both" && mkdir "$TMP/o-both"
 "$OVNI" emu --salvage -o "$TMP/o-both" "$TMP/both" >"$TMP/out" 2>&1
