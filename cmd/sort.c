@@ -102,8 +102,16 @@ static int sort_all(struct trace *t, uint64_t lookback)
 	if (!writable(t))
 		return 1;
 	struct sort_opts o = { .lookback = lookback, .hook = test_hook };
-	uint64_t regions = 0;
+	uint64_t regions = 0, end;
 	size_t rewritten = 0;
+	for (size_t i = 0; i < t->n; i++) { /* before any stream is written */
+		if (trace_stream_zero_tail(t, i, &end)) {
+			msg_err("%s: offset %" PRIu64 ": unfinished (its thread did not end), zero bytes after its "
+				"last event; nothing sorted: `ovni emu --salvage %s` ends it in a copy",
+				t->streams[i].obs_name, end, t->root);
+			return 1;
+		}
+	}
 	for (size_t i = 0; i < t->n; i++) {
 		char *path = obs_path(&t->streams[i]);
 		struct sort_stats st;

@@ -347,6 +347,17 @@ static uint64_t events_end(const char *path, uint64_t size)
 	return off >= zeros_from ? off : size;
 }
 
+int trace_stream_zero_tail(const struct trace *t, size_t i, uint64_t *end)
+{
+	char path[TRACE_PATH_MAX];
+	struct stat st;
+	if (i >= t->n || t->archive || t->streams[i].meta.finished || join(path, t->streams[i].dir, "stream.obs") < 0 ||
+	    stat(path, &st) != 0)
+		return 0;
+	*end = events_end(path, (uint64_t)st.st_size);
+	return *end < (uint64_t)st.st_size;
+}
+
 /* Unfinished streams named in a warning, at most this many a run. */
 #define ZERO_TAILS_NAMED 10
 

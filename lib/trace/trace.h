@@ -43,6 +43,9 @@ int trace_open(struct trace *t, const char *path, unsigned flags);
  * unfinished stream file that ends in zeros (the last window of a killed
  * `ovni record`) stops at its last event, with a warning. */
 struct byte_src *trace_stream_src(struct trace *t, size_t i);
+/* 1 when stream i is such an unfinished stream file ending in zeros, its
+ * events ending at *end; else 0. */
+int trace_stream_zero_tail(const struct trace *t, size_t i, uint64_t *end);
 /* A file at the trace root (e.g. clock-offsets.txt), read whole and
  * NUL-terminated; NULL with *absent = 1 if there is none, NULL with
  * *absent = 0 after an error message. */

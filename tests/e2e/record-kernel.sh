@@ -159,6 +159,8 @@ check "recorder killed too: ovni dump reads the events up to the zeros the shim 
 	sh -c "'$OVNI' dump '$TMP/both' 2>'$TMP/err' | grep -q ' OHx ' && ! '$OVNI' dump '$TMP/both' 2>/dev/null | grep -q UNKNOWN"
 check "recorder killed too: and says so" grep -q "unfinished (its thread did not end): the [0-9]* zero bytes after its last event are not read" "$TMP/err"
 sum_before=$(find "$TMP/both" -type f -exec cat {} + | cksum)
+check "recorder killed too: ovni sort refuses the cut stream, naming ovni emu --salvage" \
+	sh -c "! '$OVNI' sort '$TMP/both' 2>'$TMP/err' && grep -q 'nothing sorted: .ovni emu --salvage' '$TMP/err'"
 rm -rf "$TMP/o-both" && mkdir "$TMP/o-both"
 "$OVNI" emu --salvage -o "$TMP/o-both" "$TMP/both" >"$TMP/out" 2>&1
 check "recorder killed too: ovni emu --salvage accepts the trace" test $? -eq 0
