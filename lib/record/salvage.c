@@ -79,8 +79,8 @@ static const uint64_t *spill_map(const char *dir, size_t *count, size_t *size)
 }
 
 /* The switches the shim collected and had not yet written when the thread
- * died (kswitch.spill): those after the stream's last, with the drain's
- * rules (lib/rt/kswitch.c), in an unordered region left open for
+ * died (kswitch.spill): those after the stream's last, by kspill_switch
+ * as the shim's drains, in an unordered region left open for
  * closing_events, which then ends the thread at the last switch if that
  * is later than its last event. *buf is malloc'd (NULL: none, also when
  * memory runs out: a warning says so, the stream is ended without them). */
@@ -112,16 +112,10 @@ static void spill_events(const char *dir, struct scan *s, uint8_t **buf, size_t 
 	size_t at = 0;
 	int opened = s->unordered;
 	for (size_t i = from; i < n; i++) {
-		int out = !!(e[i] & KSPILL_OUT);
-		uint64_t clock = KSPILL_VALUE(e[i]);
-		if (e[i] & KSPILL_LOST) { /* a switch-in lost after a switch-out: the earliest time */
-			if (!s->kernel_out)
-				continue;
-			out = 0;
-			clock = s->last_kco + 1;
-		} else if (out == s->kernel_out) {
-			continue; /* after lost records a switch may repeat the state */
-		}
+		int out;
+		uint64_t clock;
+		if (!kspill_switch(e[i], s->kernel_out, s->last_kco, &out, &clock))
+			continue;
 		if (!opened) { /* at the last event, when the thread was surely on its CPU */
 			at += ev_encode(p + at, "OU[", s->last_clock, NULL, 0);
 			++*count;
@@ -326,9 +320,8 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 	uint8_t *spill = NULL;
 	size_t nspill = 0;
 	uint64_t spilled = 0;
-	if (!finished)
-		spill_events(dir, &s, &spill, &nspill, &spilled);
 	if (!finished) {
+		spill_events(dir, &s, &spill, &nspill, &spilled);
 		uint8_t tail[128];
 		uint64_t added;
 		size_t n = closing_events(&s, tail, &added);

@@ -243,14 +243,12 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 	struct drain d = { k, emit, ctx, k->now(), 0, 0 };
 	size_t i;
 	for (i = 0; i < k->nspill && (!d.opened || k->in_region); i++) {
-		uint64_t e = k->spill[i];
-		if (e & KSPILL_LOST) {
-			k->lost += e & ~KSPILL_LOST;
-			if (k->out) /* its switch-in is among the lost */
-				put(&d, 0, k->last_out + 1);
-		} else if (!!(e & KSPILL_OUT) != k->out) { /* after lost records a switch may repeat the state: skip it */
-			put(&d, !!(e & KSPILL_OUT), e & ~KSPILL_OUT);
-		}
+		uint64_t e = k->spill[i], clock;
+		int to_out;
+		if (e & KSPILL_LOST)
+			k->lost += KSPILL_VALUE(e);
+		if (kspill_switch(e, k->out, k->last_out, &to_out, &clock))
+			put(&d, to_out, clock);
 	}
 	k->nspill = 0;
 	spill_back(k);

@@ -29,4 +29,22 @@ struct kspill_head {
 #define KSPILL_LOST (1ull << 62)
 #define KSPILL_VALUE(e) ((e) & ~(KSPILL_OUT | KSPILL_LOST))
 
+/* The switch that entry e writes after those a thread has written (out:
+ * the last took it out of its CPU, at last_out): 1 with *to_out and
+ * *clock, or 0 for none. A loss while out writes the switch-in it hid,
+ * 1 ns after the switch-out (no event of the thread can fall inside a
+ * made-up interval); after a loss a switch may repeat the state: none.
+ * The shim's drains and the recorder's salvage both follow it. */
+static inline int kspill_switch(uint64_t e, int out, uint64_t last_out, int *to_out, uint64_t *clock)
+{
+	if (e & KSPILL_LOST) {
+		*to_out = 0;
+		*clock = last_out + 1;
+		return out;
+	}
+	*to_out = !!(e & KSPILL_OUT);
+	*clock = KSPILL_VALUE(e);
+	return *to_out != out;
+}
+
 #endif

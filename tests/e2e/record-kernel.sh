@@ -145,6 +145,7 @@ ref_same "SIGKILL after raw sleeps" "$TMP/sk"
 cat >"$TMP/forever.c" <<'C'
 #include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 int main(void) { struct timespec ts = { 0, 10000 }; for (;;) syscall(SYS_nanosleep, &ts, 0); }
 C
 "$CC" -O1 -o "$TMP/forever" "$TMP/forever.c" || not_ok "forever.c builds"
