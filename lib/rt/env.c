@@ -206,7 +206,7 @@ char **rt_env_traced(char *const envp[], const char *extra)
 		const char *a = app[i];
 		if (ours[i]) {
 			e[k++] = s;
-			s += sprintf(s, "%s=%s%s%s", name, ours[i] ? ours[i] : "", ours[i] && a ? ":" : "", a ? a : "") + 1;
+			s += sprintf(s, "%s=%s%s%s", name, ours[i], a ? ":" : "", a ? a : "") + 1;
 		}
 	}
 	if (extra)

@@ -369,10 +369,8 @@ struct byte_src *trace_stream_src(struct trace *t, size_t i)
 	if (i >= t->n || join(path, t->streams[i].dir, "stream.obs") < 0)
 		return NULL;
 	struct byte_src *src = byte_src_file(path);
-	if (!src || t->streams[i].meta.finished)
-		return src;
-	uint64_t end = events_end(path, src->size);
-	if (end < src->size) {
+	uint64_t end;
+	if (src && trace_stream_zero_tail(t, i, &end) && end < src->size) {
 		if (++t->zero_tails <= ZERO_TAILS_NAMED)
 			msg_warn("%s: offset %llu: unfinished (its thread did not end): the %llu zero bytes after "
 				 "its last event are not read%s", t->streams[i].obs_name, (unsigned long long)end,
