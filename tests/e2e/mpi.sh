@@ -39,9 +39,12 @@ check_trace() {
 	n=$(grep -c ':25:[1-9][0-9]*$' "$TMP/emu/thread.prv" 2>/dev/null)
 	[ "${n:-0}" -ge "$NP" ] && ok "$w: MPI functions on the thread timeline" ||
 		not_ok "$w: MPI functions on the thread timeline"
+	# A rank shows on a CPU's row only while it runs there alone: with
+	# $NP busy-polling ranks on fewer cores that is a matter of scheduling
+	# (the reference draws the same; ref_same checks every line on ring).
 	n=$(grep -c ':25:[1-9][0-9]*$' "$TMP/emu/cpu.prv" 2>/dev/null)
-	if [ "${n:-0}" -ge "$NP" ]; then ok "$w: MPI functions on the CPU timeline"; else
-		not_ok "$w: MPI functions on the CPU timeline ($n lines, $NP wanted)"
+	if [ "${n:-0}" -ge 1 ]; then ok "$w: MPI functions on the CPU timeline"; else
+		not_ok "$w: MPI functions on the CPU timeline (none)"
 		# what the CPUs saw: threads running on each (type 1) and the MPI lines
 		grep -E ':(1|25):[0-9-]+$' "$TMP/emu/cpu.prv" | head -30 | sed 's/^/#   /'
 		"$OVNI" dump "$tr" 2>/dev/null | grep -E ' (OHx|OHe|OAs|OHC|KCO|KCI|MS\[|MR\]) ' | head -40 | sed 's/^/#   /'
