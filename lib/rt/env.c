@@ -6,8 +6,7 @@
  * They come as a block after the program's own variables, which stay as
  * they were, first entry RT_ENV_FIRST: the dynamic loader reads the last
  * LD_PRELOAD and LD_LIBRARY_PATH, ours. Hiding takes them out of environ,
- * and when nothing else follows them, out of the kernel's copy too
- * (/proc/self/environ), where it lets us. */
+ * and out of the kernel's copy too (/proc/self/environ), where it lets us. */
 #include "rt/rt.h"
 #include "record/state.h"
 
@@ -16,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -94,11 +94,9 @@ static unsigned long long stat_field(const char *stat, int i)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-/* The kernel's copy of the environment (/proc/self/environ) ends where
- * the block starts, when it lies at the end of it: the program's own
- * variables come first, so nothing moves. Needs Linux 3.18 with
- * CONFIG_CHECKPOINT_RESTORE (no privilege); else it stays as it was. */
-static void cut_kernel_copy(const char *start)
+/* The kernel's view of the process's memory layout, as PR_SET_MM_MAP takes
+ * it (from /proc/self/stat). 0 when read. */
+static int mm_map_now(struct prctl_mm_map *m)
 {
 	char stat[1024];
 	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -106,27 +104,61 @@ static void cut_kernel_copy(const char *start)
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
-		return;
+		return -1;
 	stat[n] = '\0';
+	memset(m, 0, sizeof(*m));
+	m->start_code = stat_field(stat, 26);
+	m->end_code = stat_field(stat, 27);
+	m->start_stack = stat_field(stat, 28);
+	m->start_data = stat_field(stat, 45);
+	m->end_data = stat_field(stat, 46);
+	m->start_brk = stat_field(stat, 47);
+	m->arg_start = stat_field(stat, 48);
+	m->arg_end = stat_field(stat, 49);
+	m->env_start = stat_field(stat, 50);
+	m->env_end = stat_field(stat, 51);
+	m->exe_fd = (uint32_t)-1;
+	return m->env_start ? 0 : -1;
+}
+
+static int in_kernel_copy(const struct prctl_mm_map *m, const char *s)
+{
+	return (uintptr_t)s >= m->env_start && (uintptr_t)s < m->env_end;
+}
+
+/* The kernel's copy of the environment (/proc/self/environ) without the
+ * block that starts at first. When nothing follows the block, its end
+ * moves to where the block starts. When a launcher between (mpirun's
+ * proxies) added variables after it (rest), the copy becomes a new one,
+ * the program's part then those: the old bytes stay where they are, under
+ * any pointer into them. Needs Linux 3.18 with CONFIG_CHECKPOINT_RESTORE
+ * (no privilege); else it stays as it was. */
+static void cut_kernel_copy(const char *first, char *const *rest)
+{
 	struct prctl_mm_map m;
-	memset(&m, 0, sizeof(m));
-	m.start_code = stat_field(stat, 26);
-	m.end_code = stat_field(stat, 27);
-	m.start_stack = stat_field(stat, 28);
-	m.start_data = stat_field(stat, 45);
-	m.end_data = stat_field(stat, 46);
-	m.start_brk = stat_field(stat, 47);
-	m.arg_start = stat_field(stat, 48);
-	m.arg_end = stat_field(stat, 49);
-	m.env_start = stat_field(stat, 50);
-	m.env_end = stat_field(stat, 51);
-	m.exe_fd = (uint32_t)-1;
-	uintptr_t at = (uintptr_t)start;
-	if (!m.env_start || at < m.env_start || at >= m.env_end)
+	if (mm_map_now(&m) != 0 || !in_kernel_copy(&m, first))
 		return; /* not in the kernel's copy (a program's own array) */
-	m.env_end = at;
+	size_t head = (uintptr_t)first - m.env_start, len = head;
+	for (char *const *e = rest; *e; e++) {
+		if (!in_kernel_copy(&m, *e))
+			return;
+		len += strlen(*e) + 1;
+	}
+	char *copy = NULL;
+	if (*rest) {
+		copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (copy == MAP_FAILED)
+			return;
+		memcpy(copy, (const char *)(uintptr_t)m.env_start, head);
+		char *d = copy + head;
+		for (char *const *e = rest; *e; e++)
+			d = stpcpy(d, *e) + 1;
+		m.env_start = (uintptr_t)copy;
+	}
+	m.env_end = m.env_start + len;
 	m.brk = (uint64_t)syscall(SYS_brk, 0); /* single-threaded: no malloc moves it now */
-	prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0);
+	if (prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0) != 0 && copy)
+		munmap(copy, len);
 }
 
 void rt_env_hide(void)
@@ -150,14 +182,13 @@ void rt_env_hide(void)
 	}
 	resume = dup_or_null(value_in(b, NULL, RT_ENV_RESUME));
 	/* a launcher between (mpirun's proxies) may have added its own after
-	 * the block: those stay, and then the kernel's copy cannot be cut */
-	char **w = b;
+	 * the block: those stay */
+	char *first = *b, **w = b;
 	for (char **e = b; *e; e++)
 		if (!is_ours(*e))
 			*w++ = *e;
-	if (w == b)
-		cut_kernel_copy(*b);
 	*w = NULL;
+	cut_kernel_copy(first, b);
 	hidden = 1;
 }
 

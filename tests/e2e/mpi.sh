@@ -106,6 +106,15 @@ flavour() {
 	grep -q 'without an MPI rank moved to loom' "$TMP/log" && ok "$name, shell around mpirun: the shell's loom is named" ||
 		not_ok "$name, shell around mpirun: the shell's loom is named"
 	check_trace "$name, shell around mpirun" "$TMP/sh" ring
+	# The kernel's copy of a rank's environment (/proc/PID/environ, what
+	# `ps e` shows), where the launcher adds its variables after the
+	# recorder's: the same names in the same order as without the
+	# recorder (values such as a PMIx server's address change per run).
+	envnames='tr "\0" "\n" </proc/$$/environ | cut -d= -f1 | tr "\n" " "; echo'
+	plain=$(timeout 60 "mpirun.$name" -n 2 sh -c "$envnames" 2>&1 | sort)
+	rm -rf "$TMP/env"
+	rec=$(timeout 60 "$OVNI" record -o "$TMP/env" -- "mpirun.$name" -n 2 sh -c "$envnames" 2>/dev/null | sort)
+	same "$name, /proc/PID/environ of a rank: the variables it has without the recorder" "$rec" "$plain"
 	# Without a launcher the rank comes from MPI_COMM_WORLD (a singleton).
 	rm -rf "$TMP/single"
 	env -u PMI_RANK -u PMI_SIZE -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK \
