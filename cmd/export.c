@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "base/file.h"
 #include "base/msg.h"
 #include "base/out.h"
 #include "report/chrome.h"
@@ -85,7 +86,7 @@ static int run(int argc, char **argv)
 	if (out_close(&o) != 0)
 		rc = 1;
 	if (rc != 0 && outpath) /* no half-written JSON left behind */
-		remove(outpath);
+		file_remove_partial(outpath);
 	chrome_free(&ch);
 	src_close(&s);
 	return rc;

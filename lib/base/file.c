@@ -293,6 +293,13 @@ static int remove_entry(const char *p, const struct stat *st, int type, struct F
 	return 0;
 }
 
+void file_remove_partial(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+		unlink(path);
+}
+
 void file_remove_tree(const char *dir)
 {
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -59,6 +59,11 @@ int file_copy(const char *src, const char *dst, mode_t mode);
  * the unlink of src, only once the copy is whole. 0, or -1 with errno. */
 int file_move(const char *src, const char *dst);
 
+/* Removes an output left half written by a failed command, if it is a
+ * regular file or a symbolic link (the link, not its target): a device, a
+ * FIFO or a socket that the user named as the output (-o /dev/full)
+ * stays. Errors ignored. */
+void file_remove_partial(const char *path);
 /* rm -r of dir (symbolic links removed, not followed); errors ignored. */
 void file_remove_tree(const char *dir);
 

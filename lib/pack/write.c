@@ -780,7 +780,7 @@ int pack_write(const char *dir, const char *out_path, const struct pack_write_op
 	    out_init(&w.out, fd, out_path, 4u << 20) < 0) {
 		close(fd);
 		pack_entries_free(w.e, w.n);
-		unlink(out_path);
+		file_remove_partial(out_path);
 		return -1;
 	}
 	for (size_t i = 0; i < w.n; i++)
@@ -791,6 +791,6 @@ int pack_write(const char *dir, const char *out_path, const struct pack_write_op
 		rc = -1;
 	pack_entries_free(w.e, w.n);
 	if (rc < 0)
-		unlink(out_path);
+		file_remove_partial(out_path);
 	return rc;
 }

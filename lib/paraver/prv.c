@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/fail.h"
+#include "base/file.h"
 #include "base/msg.h"
 
 struct prv_sink {
@@ -472,7 +473,7 @@ void prv_discard(struct prv *p)
 		close(p->fd);
 	}
 	if (!p->tap)
-		unlink(p->path);
+		file_remove_partial(p->path);
 	free_sinks(p);
 	free(p->path);
 	p->path = NULL;

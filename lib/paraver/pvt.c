@@ -147,7 +147,7 @@ static void remove_outputs(const struct pvt *t)
 	for (int i = 0; i < 3; i++) {
 		char *p = path_of(t, ext[i]);
 		if (p)
-			unlink(p);
+			file_remove_partial(p);
 		free(p);
 	}
 }
