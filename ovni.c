@@ -9,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "gitrev.h"
 #include "base/msg.h"
+#include "trace/trace.h"
 #include "trace/version.h"
 
 static const struct command *const commands[] = {
@@ -59,6 +60,14 @@ int cmd_try_help(const struct command *c)
 {
 	fprintf(stderr, "Try `ovni %s --help`.\n", c->name);
 	return 1;
+}
+
+int cmd_output_not_input(const char *trace, const char *out)
+{
+	if (!trace_reads_file(trace, out))
+		return 0;
+	msg_err("%s: the output would overwrite the trace it reads (%s); write it elsewhere", out, trace);
+	return -1;
 }
 
 const char *cmd_tracedir(const struct command *c, int argc, char **argv)

@@ -26,6 +26,11 @@ int cmd_try_help(const struct command *c);
  * stderr that it is missing or not alone. */
 const char *cmd_tracedir(const struct command *c, int argc, char **argv);
 
+/* 0 when the output a command was given (-o) may be written; -1 once it
+ * has said on stderr that the output is a file of the trace the command
+ * reads (trace_reads_file), which writing would destroy. */
+int cmd_output_not_input(const char *trace, const char *out);
+
 /* Every subcommand; the dispatcher's table in ovni.c lists them in order. */
 extern const struct command cmd_dump, cmd_top, cmd_events, cmd_emu, cmd_sort,
 	cmd_sync, cmd_record, cmd_pack, cmd_unpack, cmd_lib, cmd_report, cmd_export;

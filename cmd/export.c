@@ -73,6 +73,8 @@ static int run(int argc, char **argv)
 		return 1;
 	msg_set_quiet(1);
 
+	if (outpath && cmd_output_not_input(so.tracedir, outpath) != 0)
+		return 1;
 	struct out o;
 	if ((outpath ? out_create(&o, outpath, 0) : out_init(&o, 1, "standard output", 0)) != 0)
 		return 1;

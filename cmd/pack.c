@@ -148,6 +148,11 @@ static int run(int argc, char **argv)
 		sprintf(def, "%s%s", dir, ext);
 		output = def;
 	}
+	if (cmd_output_not_input(dir, output) != 0) {
+		free(dir);
+		free(def);
+		return 1;
+	}
 	struct bar bar;
 	bar_start(&bar, "pack");
 	o.progress = bar_tick;

@@ -100,6 +100,8 @@ static int run(int argc, char **argv)
 	if (!(so.tracedir = cmd_tracedir(&cmd_report, argc, argv)))
 		return 1;
 	msg_set_quiet(1);
+	if (outpath && cmd_output_not_input(so.tracedir, outpath) != 0)
+		return 1;
 
 	static struct src s;
 	struct tally t;

@@ -433,3 +433,30 @@ void trace_close(struct trace *t)
 	}
 	memset(t, 0, sizeof(*t));
 }
+
+/* Whether the resolved path p lies under the resolved directory dir. */
+static int under(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (n == 1) /* "/" */
+		return 1;
+	return strncmp(p, dir, n) == 0 && p[n] == '/';
+}
+
+int trace_reads_file(const char *path, const char *out)
+{
+	struct stat so, st;
+	if (stat(out, &so) != 0 || !S_ISREG(so.st_mode) || stat(path, &st) != 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return so.st_dev == st.st_dev && so.st_ino == st.st_ino;
+	char *o = realpath(out, NULL), *d = realpath(path, NULL);
+	int reads = 0;
+	if (o && d) {
+		const char *base = strrchr(o, '/') + 1; /* absolute: there is one */
+		reads = (strcmp(base, "stream.obs") == 0 || strcmp(base, "stream.json") == 0) && under(o, d);
+	}
+	free(o);
+	free(d);
+	return reads;
+}

@@ -52,4 +52,10 @@ int trace_stream_zero_tail(const struct trace *t, size_t i, uint64_t *end);
 char *trace_read_extra(struct trace *t, const char *name, size_t *len, int *absent);
 void trace_close(struct trace *t);
 
+/* 1 when out names an existing file that reading the trace at path reads:
+ * path itself (an archive), or a stream.obs or stream.json under it. A
+ * command refuses such an output (-o): it would overwrite its own input,
+ * the user's trace. Else 0. */
+int trace_reads_file(const char *path, const char *out);
+
 #endif

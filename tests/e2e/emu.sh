@@ -118,22 +118,6 @@ if [ -w /dev/full ]; then
 	check "the unfinished thread timeline is removed" test ! -e "$TMP/full/thread.prv"
 	check "the CPU timeline is complete" consistent "$TMP/full" cpu
 fi
-# An output that is a device the user named (as root, `-o /dev/full`): a
-# failed write leaves the device node where it was, never removed.
-if mknod -m 666 "$TMP/devfull" c 1 7 2>/dev/null; then
-	isdev() { test -c "$TMP/devfull"; }
-	check_fails "pack -o a full device" "devfull: write failed: No space left on device" "$OVNI" pack -o "$TMP/devfull" "$d"
-	check "pack -o a full device: the device stays" isdev
-	check_fails "pack --tar -o a full device" "No space left on device" "$OVNI" pack --tar -o "$TMP/devfull" "$d"
-	check "pack --tar -o a full device: the device stays" isdev
-	check_fails "export -o a full device" "No space left on device" "$OVNI" export --chrome -o "$TMP/devfull" "$d"
-	check "export -o a full device: the device stays" isdev
-	mkdir "$TMP/devout" && mknod -m 666 "$TMP/devout/thread.prv" c 1 7
-	check_fails "emu with thread.prv a full device" "No space left on device" "$OVNI" emu -o "$TMP/devout" "$d"
-	check "emu with thread.prv a full device: the device stays" test -c "$TMP/devout/thread.prv"
-else
-	echo "ok - # SKIP outputs that are devices: mknod needs root"
-fi
 # A file size limit: the timelines are regular files, written by threads of
 # their own; the tools report the failed write instead of dying of SIGXFSZ.
 "$GEN" -n 20000 -t 2 "$TMP/fsz" >/dev/null
