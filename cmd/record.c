@@ -318,18 +318,31 @@ static int absolute_dir(const char *dir, char *out)
 	return 0;
 }
 
-/* What -o names before the run. */
-enum out_kind { OUT_NEW, OUT_EMPTY, OUT_TRACE, OUT_OTHER, OUT_JOB };
+/* What -o names before the run (OUT_MIXED: a trace with files of
+ * another kind beside it, which --force must not take away). */
+enum out_kind { OUT_NEW, OUT_EMPTY, OUT_TRACE, OUT_MIXED, OUT_OTHER, OUT_JOB };
 
 /* The file in a trace directory naming the run that records into it: the
  * recorders of one MPI job (one per rank) share it, any other run is kept
  * out. */
 #define MARKER ".ovni-record"
 
+/* What the tools write beside the looms of a trace: the emulator's
+ * timelines and views, ovni sync's offsets. */
+static int trace_product(const char *name)
+{
+	static const char *const ext[] = { ".prv", ".pcf", ".row" };
+	size_t n = strlen(name);
+	for (int i = 0; i < 3; i++)
+		if (n > 4 && strcmp(name + n - 4, ext[i]) == 0)
+			return 1;
+	return strcmp(name, "cfg") == 0 || strcmp(name, "clock-offsets.txt") == 0;
+}
+
 /* A trace directory has a loom.* directory or the marker (the emulator's
  * output, written beside them by ovniemu, may be there too); OUT_JOB when
- * the marker names job. */
-static enum out_kind out_kind(const char *dir, const char *job)
+ * the marker names job; its first other entry goes to foreign. */
+static enum out_kind out_kind(const char *dir, const char *job, char foreign[NAME_MAX + 1])
 {
 	struct stat st;
 	if (stat(dir, &st) != 0)
@@ -339,7 +352,7 @@ static enum out_kind out_kind(const char *dir, const char *job)
 	DIR *d = opendir(dir);
 	if (!d)
 		return OUT_OTHER;
-	int entries = 0, looms = 0, marked = 0;
+	int entries = 0, looms = 0, marked = 0, others = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
@@ -348,9 +361,12 @@ static enum out_kind out_kind(const char *dir, const char *job)
 		entries++;
 		char p[PATH_MAX + 300];
 		file_join_to(p, sizeof(p), dir, e->d_name); /* sized to fit */
-		if (strncmp(e->d_name, "loom.", 5) == 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			looms++;
-		marked |= strcmp(e->d_name, MARKER) == 0;
+		int loom = strncmp(e->d_name, "loom.", 5) == 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+		int marker = strcmp(e->d_name, MARKER) == 0;
+		looms += loom;
+		marked |= marker;
+		if (!loom && !marker && !trace_product(e->d_name) && others++ == 0)
+			snprintf(foreign, NAME_MAX + 1, "%s", e->d_name);
 	}
 	closedir(d);
 	if (marked && job) {
@@ -363,7 +379,9 @@ static enum out_kind out_kind(const char *dir, const char *job)
 		if (same)
 			return OUT_JOB;
 	}
-	return looms || marked ? OUT_TRACE : entries ? OUT_OTHER : OUT_EMPTY;
+	if (looms || marked)
+		return others ? OUT_MIXED : OUT_TRACE;
+	return entries ? OUT_OTHER : OUT_EMPTY;
 }
 
 /* Claims dir for job: the marker appears once, whole (written beside, then
@@ -386,7 +404,8 @@ static int mark_tracedir(const char *dir, const char *job)
 		return -1;
 	}
 	unlink(tmp);
-	if (out_kind(dir, job) == OUT_JOB)
+	char foreign[NAME_MAX + 1];
+	if (out_kind(dir, job, foreign) == OUT_JOB)
 		return 0;
 	errno = EEXIST; /* a run of another job marked it first */
 	return -1;
@@ -672,9 +691,15 @@ static int prepare_tracedir(struct run *r, const char *out, int force)
 	job_key(r->has_rank, job, sizeof(job));
 	int replacer = !r->has_rank || r->rank == 0;
 	for (int waited = 0;; waited++) {
-		enum out_kind k = out_kind(out, job);
+		char foreign[NAME_MAX + 1];
+		enum out_kind k = out_kind(out, job, foreign);
 		if (k == OUT_OTHER) {
 			msg_err("-o %s: exists and is not a trace directory (nor empty); name a new one", out);
+			return -1;
+		}
+		if (k == OUT_MIXED) {
+			msg_err("-o %s: holds a trace and files of another kind (%s)%s; move them or name a new one",
+				out, foreign, force ? ", which --force would remove with it" : "");
 			return -1;
 		}
 		if (k == OUT_TRACE && !force) {
@@ -965,7 +990,8 @@ static int run(int argc, char **argv)
 	if (prepare_tracedir(&r, out && *out ? out : "ovni", force) != 0)
 		return 1;
 	if (tmp && *tmp) {
-		r.tmp_made = out_kind(tmp, NULL) == OUT_NEW;
+		struct stat st;
+		r.tmp_made = stat(tmp, &st) != 0 && errno == ENOENT;
 		if (absolute_dir(tmp, r.tmpdir) != 0) {
 			undo_tracedir(&r);
 			return 1;

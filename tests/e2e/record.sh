@@ -386,6 +386,19 @@ same "--force: the old trace is replaced, not merged" "$(ls -d "$TMP"/o1/loom.* 
 same "--force: nothing set aside is left" "$(ls -d "$TMP"/o1.* 2>/dev/null | wc -l | tr -d ' ')" 0
 emu_ok "--force: ovni emu accepts the new trace" "$TMP/o1"
 ref_same "--force" "$TMP/o1"
+# The emulator's outputs beside the looms go with the trace; a file of any
+# other kind makes --force refuse instead of removing it.
+"$OVNI" emu "$TMP/o1" >/dev/null 2>&1
+"$OVNI" record --force -o "$TMP/o1" -- "$TMP/threads" 1 >/dev/null 2>&1
+same "--force over a trace and its timelines: replaced, timelines too" \
+	"$? $(ls -d "$TMP"/o1/loom.* | wc -l | tr -d ' ') $(ls "$TMP"/o1/*.prv 2>/dev/null | wc -l | tr -d ' ')" "0 1 0"
+old=$(ls -d "$TMP"/o1/loom.*)
+echo mine >"$TMP/o1/notes.txt"
+check_fails "--force over a trace with a file of the user's: refused, naming it" "files of another kind \(notes.txt\)" \
+	"$OVNI" record --force -o "$TMP/o1" -- sh -c "touch '$TMP/started'"
+same "--force over a trace with a file of the user's: all left as it was, nothing started" \
+	"$(cat "$TMP/o1/notes.txt") $(ls -d "$TMP"/o1/loom.*) $([ -e "$TMP/started" ] && echo started)" "mine $old "
+rm -f "$TMP/o1/notes.txt"
 rm -rf "$TMP/empty-o" && mkdir -p "$TMP/empty-o"
 "$OVNI" record -o "$TMP/empty-o" -- "$TMP/threads" 0 >/dev/null 2>&1
 same "-o an empty directory: recorded" "$? $(ls -d "$TMP"/empty-o/loom.* | wc -l | tr -d ' ')" "0 1"
