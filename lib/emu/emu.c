@@ -300,6 +300,11 @@ static int open_outputs(struct emu *e)
 		msg_err("output directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
+	if (!e->opts.outdir && access(dir, W_OK) != 0) { /* a trace of someone else, read-only media */
+		msg_err("%s: cannot write the timelines beside the trace: %s; say where they go with -o DIR", dir,
+			strerror(errno));
+		return -1;
+	}
 	if (pvt_open(&e->thread_pvt, dir, "thread", e->nthreads) != 0)
 		return -1;
 	emu_add_pvt(e, &e->thread_pvt);

@@ -112,6 +112,12 @@ check "dump of a read-only trace succeeds" test $? -eq 0
 check_same "dump of a read-only trace is complete" "$TMP/ro.txt" "$GOLDEN/ovni/mp-simple/expected/dump-x.txt"
 as_user "$OVNI" top "$TMP/ro" >"$TMP/ro.txt" 2>"$TMP/ro.err"
 check_same "top of a read-only trace is complete" "$TMP/ro.txt" "$GOLDEN/ovni/mp-simple/expected/top.txt"
+as_user "$OVNI" emu "$TMP/ro" >"$TMP/.out" 2>"$TMP/.err"
+rc=$?
+if [ $rc -eq 125 ]; then ok "# SKIP emu of a read-only trace: no way to drop root"
+elif [ $rc -eq 1 ] && grep -q "ro: cannot write the timelines beside the trace: Permission denied; say where they go with -o DIR" "$TMP/.err"; then
+	ok "emu of a read-only trace without -o: one line that points at -o DIR"
+else not_ok "emu of a read-only trace without -o: one line that points at -o DIR (rc $rc)"; sed 's/^/#   /' "$TMP/.err" | tail -3; fi
 check "reading leaves no trace in the trace" test -z "$(find "$TMP/ro" -newer "$TMP/marker")"
 chmod -R u+w "$TMP/ro"
 done_testing
