@@ -23,7 +23,33 @@
 struct names {
 	char **v;
 	size_t n, cap;
+	const char *root; /* of the trace, for messages */
+	size_t orphans; /* stream.obs files without a stream.json beside them */
 };
+
+#define MAX_ORPHANS_NAMED 10
+
+static int is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A stream.obs at path with no stream.json beside it (a libovni program
+ * that died before writing it): its events are not read, which the user
+ * is told, as the reference leaves it out without a word. */
+static void orphan(struct names *found, const char *path)
+{
+	if (++found->orphans <= MAX_ORPHANS_NAMED)
+		msg_warn("%s/%s: no stream.json beside it: its events are left out%s", found->root, path,
+			 found->orphans == MAX_ORPHANS_NAMED ? " (further ones are not named)" : "");
+}
+
+static int is_obs(const char *rel)
+{
+	const char *base = strrchr(rel, '/');
+	return strcmp(base ? base + 1 : rel, "stream.obs") == 0;
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -97,6 +123,17 @@ static int visit(void *arg, const char *rel, const char *full, const struct stat
 	}
 	if (S_ISDIR(st->st_mode))
 		return 1;
+	if (is_obs(rel)) {
+		char json[TRACE_PATH_MAX];
+		size_t k = strlen(full) - strlen("stream.obs");
+		if (k + strlen("stream.json") < sizeof(json)) {
+			memcpy(json, full, k);
+			strcpy(json + k, "stream.json");
+			if (!is_file(json))
+				orphan(found, rel);
+		}
+		return 0;
+	}
 	size_t n = meta_dir_len(rel);
 	if (n == SIZE_MAX)
 		return 0;
@@ -125,12 +162,6 @@ static int read_file(const char *path, struct text *t)
 	if (r != 0)
 		msg_err("%s: cannot %s: %s", path, r == FILE_CANNOT_OPEN ? "open" : "read", strerror(errno));
 	return r;
-}
-
-static int is_file(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* s->json and s->meta from the stream.json text read from path. */
@@ -164,8 +195,10 @@ static int load_stream(struct trace_stream *s, const char *root, const char *rel
 
 	if (join(path, s->dir, "stream.obs") < 0)
 		return -1;
-	if (!is_file(path)) {
-		msg_err("%s: missing (a stream directory must hold stream.json and stream.obs)", path);
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		msg_err("%s: %s (a stream directory must hold stream.json and stream.obs)", path,
+			access(path, F_OK) == 0 ? "not a regular file" : "missing");
 		return -1;
 	}
 	if (join(path, s->dir, "stream.obs" STREAM_JOURNAL_SUFFIX) < 0)
@@ -208,6 +241,7 @@ static int find_streams(struct trace *t, struct names *found)
 		return -1;
 	if (is_file(path))
 		return names_add(found, "", 0) < 0 ? (msg_err("out of memory"), -1) : 0;
+	found->root = t->root;
 	if (file_walk(t->root, visit, found) < 0)
 		return -1;
 	return sort_found(found, t->root, "found");
@@ -218,8 +252,21 @@ static int find_streams(struct trace *t, struct names *found)
 static int find_archive_streams(struct trace *t, struct names *found)
 {
 	struct pack *p = t->archive;
+	found->root = t->root;
 	for (size_t i = 0; i < p->n; i++) {
 		struct pack_member *m = &p->members[i];
+		if (m->type == PACK_FILE && is_obs(m->path)) {
+			char json[TRACE_PATH_MAX];
+			size_t k = strlen(m->path) - strlen("stream.obs");
+			if (k + strlen("stream.json") < sizeof(json)) {
+				memcpy(json, m->path, k);
+				strcpy(json + k, "stream.json");
+				const struct pack_member *j = pack_find(p, json);
+				if (!j || j->type != PACK_FILE)
+					orphan(found, m->path);
+			}
+			continue;
+		}
 		size_t n = meta_dir_len(m->path);
 		if (m->type != PACK_FILE || n == SIZE_MAX)
 			continue;

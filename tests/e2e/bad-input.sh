@@ -84,6 +84,16 @@ rm "$d/loom.node0/proc.1/thread.7/stream.obs"
 mkdir "$d/loom.node0/proc.1/thread.7/stream.obs"
 refused "stream.obs is a directory" "$OBS" "$d"
 
+# A stream.obs without its stream.json (a libovni program that died before
+# writing it): the others are read, and a warning names the one left out.
+trace "$META" 'header\n%s\nev OHe 200\n' "$OHX"
+mkdir -p "$d/loom.node0/proc.1/thread.8"
+cp "$d/loom.node0/proc.1/thread.7/stream.obs" "$d/loom.node0/proc.1/thread.8/"
+"$OVNI" top "$d" >"$TMP/.out" 2>"$TMP/.err"
+same "a stream.obs without stream.json: the other streams are read" "$? $(grep -c . "$TMP/.out")" "0 2"
+check "a stream.obs without stream.json: a warning names it" \
+	grep -q "thread.8/stream.obs: no stream.json beside it: its events are left out" "$TMP/.err"
+
 # Permissions: as an unprivileged user (root runs this part as nobody).
 as_user() {
 	if [ "$(id -u)" -ne 0 ]; then "$@"
