@@ -110,7 +110,8 @@ flavour() {
 	# `ps e` shows), where the launcher adds its variables after the
 	# recorder's: the same names in the same order as without the
 	# recorder (values such as a PMIx server's address change per run).
-	envnames='tr "\0" "\n" </proc/$$/environ | cut -d= -f1 | tr "\n" " "; echo'
+	# (one write per rank: the lines of two ranks must not interleave)
+	envnames='n=$(tr "\0" "\n" </proc/$$/environ | cut -d= -f1 | tr "\n" " "); echo "$n"'
 	plain=$(timeout 60 "mpirun.$name" -n 2 sh -c "$envnames" 2>&1 | sort)
 	rm -rf "$TMP/env"
 	rec=$(timeout 60 "$OVNI" record -o "$TMP/env" -- "mpirun.$name" -n 2 sh -c "$envnames" 2>/dev/null | sort)
