@@ -341,7 +341,8 @@ static int trace_product(const char *name)
 
 /* A trace directory has a loom.* directory or the marker (the emulator's
  * output, written beside them by ovniemu, may be there too); OUT_JOB when
- * the marker names job; its first other entry goes to foreign. */
+ * the marker names job; its first other entry goes to foreign (if not
+ * NULL). */
 static enum out_kind out_kind(const char *dir, const char *job, char foreign[NAME_MAX + 1])
 {
 	struct stat st;
@@ -365,7 +366,7 @@ static enum out_kind out_kind(const char *dir, const char *job, char foreign[NAM
 		int marker = strcmp(e->d_name, MARKER) == 0;
 		looms += loom;
 		marked |= marker;
-		if (!loom && !marker && !trace_product(e->d_name) && others++ == 0)
+		if (!loom && !marker && !trace_product(e->d_name) && others++ == 0 && foreign)
 			snprintf(foreign, NAME_MAX + 1, "%s", e->d_name);
 	}
 	closedir(d);
@@ -404,8 +405,7 @@ static int mark_tracedir(const char *dir, const char *job)
 		return -1;
 	}
 	unlink(tmp);
-	char foreign[NAME_MAX + 1];
-	if (out_kind(dir, job, foreign) == OUT_JOB)
+	if (out_kind(dir, job, NULL) == OUT_JOB)
 		return 0;
 	errno = EEXIST; /* a run of another job marked it first */
 	return -1;

@@ -51,6 +51,17 @@ static int is_obs(const char *rel)
 	return strcmp(base ? base + 1 : rel, "stream.obs") == 0;
 }
 
+/* The path of the stream.json beside the stream.obs at obs; -1 if too long. */
+static int json_beside(const char *obs, char json[TRACE_PATH_MAX])
+{
+	size_t k = strlen(obs) - strlen("stream.obs");
+	if (k + sizeof("stream.json") > TRACE_PATH_MAX)
+		return -1;
+	memcpy(json, obs, k);
+	memcpy(json + k, "stream.json", sizeof("stream.json"));
+	return 0;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -125,13 +136,8 @@ static int visit(void *arg, const char *rel, const char *full, const struct stat
 		return 1;
 	if (is_obs(rel)) {
 		char json[TRACE_PATH_MAX];
-		size_t k = strlen(full) - strlen("stream.obs");
-		if (k + strlen("stream.json") < sizeof(json)) {
-			memcpy(json, full, k);
-			strcpy(json + k, "stream.json");
-			if (!is_file(json))
-				orphan(found, rel);
-		}
+		if (json_beside(full, json) == 0 && !is_file(json))
+			orphan(found, rel);
 		return 0;
 	}
 	size_t n = meta_dir_len(rel);
@@ -257,10 +263,7 @@ static int find_archive_streams(struct trace *t, struct names *found)
 		struct pack_member *m = &p->members[i];
 		if (m->type == PACK_FILE && is_obs(m->path)) {
 			char json[TRACE_PATH_MAX];
-			size_t k = strlen(m->path) - strlen("stream.obs");
-			if (k + strlen("stream.json") < sizeof(json)) {
-				memcpy(json, m->path, k);
-				strcpy(json + k, "stream.json");
+			if (json_beside(m->path, json) == 0) {
 				const struct pack_member *j = pack_find(p, json);
 				if (!j || j->type != PACK_FILE)
 					orphan(found, m->path);
