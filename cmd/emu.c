@@ -13,6 +13,7 @@
 #include "emu/model.h"
 #include "emu/presort.h"
 #include "base/file.h"
+#include "base/fmt.h"
 #include "base/msg.h"
 #include "record/salvage.h"
 #include "base/timearg.h"
@@ -104,10 +105,12 @@ static int salvage_start(struct emu_opts *o, char *dir, size_t n)
 			o->clkoff = clk;
 	}
 	o->tracedir = dir;
+	o->salvaged = 1;
 	return 0;
 }
 
-/* What to open now, with Paraver or without. */
+/* What to open now, with Paraver or without (report and export read a
+ * trace as it is: not a salvaged one, whose copy is gone by then). */
 static void say_what_next(const struct emu *e)
 {
 	char thread[4200] = "", cpu[4200] = "", cfg[4200] = ""; /* outdir made files: it fits */
@@ -115,9 +118,15 @@ static void say_what_next(const struct emu *e)
 	file_join_to(cpu, sizeof(cpu), e->outdir, "cpu.prv");
 	file_join_to(cfg, sizeof(cfg), e->outdir, "cfg/");
 	msg_info("wrote %s and %s", thread, cpu);
+	char *t = e->opts.salvaged ? NULL : fmt_shell_word(e->opts.tracedir);
+	if (!t) {
+		msg_info("open them in Paraver with the views in %s", cfg);
+		return;
+	}
 	msg_info("open them in Paraver with the views in %s; without Paraver, `ovni report %s` "
 		 "sums the time in each state and `ovni export --chrome -o trace.json %s` makes a "
-		 "timeline for ui.perfetto.dev", cfg, e->opts.tracedir, e->opts.tracedir);
+		 "timeline for ui.perfetto.dev", cfg, t, t);
+	free(t);
 }
 
 static void on_signal(int sig)

@@ -71,4 +71,9 @@ static inline size_t fmt_i64_pad(char *dst, int64_t v, size_t width, char c)
 	return fmt_pad(dst, tmp, fmt_i64(tmp, v), width, c);
 }
 
+/* s as one shell word on one line, malloc'd (NULL: out of memory): as it
+ * is when no byte of it means something to a shell, else in single
+ * quotes; control bytes show as '?'. For lines a user copies and runs. */
+char *fmt_shell_word(const char *s);
+
 #endif

@@ -400,22 +400,11 @@ void mcv_filter_free(struct mcv_filter *f)
 void dump_cmdline(struct out *o, const struct json *argv)
 {
 	for (size_t i = 0; argv && i < argv->u.arr.n; i++) {
-		const char *a = argv->u.arr.items[i]->u.str.s;
+		char *w = fmt_shell_word(argv->u.arr.items[i]->u.str.s);
 		if (i)
 			out_char(o, ' ');
-		if (*a && !a[strcspn(a, " \t\n'\"\\$`;&|<>()*?")]) {
-			for (const char *c = a; *c; c++) /* one line: control bytes shown as '?' */
-				out_char(o, (unsigned char)*c < 0x20 ? '?' : *c);
-			continue;
-		}
-		out_char(o, '\'');
-		for (const char *c = a; *c; c++) {
-			if (*c == '\'')
-				out_str(o, "'\\''");
-			else
-				out_char(o, (unsigned char)*c < 0x20 ? '?' : *c);
-		}
-		out_char(o, '\'');
+		out_str(o, w ? w : "?");
+		free(w);
 	}
 }
 

@@ -88,6 +88,7 @@ static int open_streams(struct emu *e)
 		e->offsets[i] = th ? th->proc->loom->clock_offset : 0;
 	}
 	e->presort.limit = e->opts.sort_mem;
+	e->presort.root = e->opts.salvaged ? NULL : e->trace.root;
 	for (size_t i = 0; i < n; i++) {
 		struct byte_src *src = presort_src(&e->presort, &e->trace, i);
 		if (!src)

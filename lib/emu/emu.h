@@ -30,6 +30,7 @@ struct emu_opts {
 	int all_models; /* -a */
 	int progress; /* show the progress line (stderr is a terminal) */
 	uint64_t sort_mem; /* --sort-mem: bytes of unsorted streams sorted in memory; 0: none */
+	int salvaged; /* tracedir is a repaired copy (--salvage), gone after: no advice names it */
 	/* Readers of the emulation (report, export): the thread and CPU
 	 * lines go to these, no file is written (outdir unused). NULL: files. */
 	const struct prv_tap *tap_thread, *tap_cpu;

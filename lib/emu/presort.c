@@ -1,9 +1,11 @@
 #include "emu/presort.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fmt.h"
 #include "base/msg.h"
 #include "sort/sort.h"
 
@@ -88,7 +90,20 @@ static int find_backward(struct trace *t, size_t i, uint64_t *back, uint64_t *si
 }
 
 /* The whole stream in a buffer of *len bytes. NULL after a message. */
-static uint8_t *load(struct trace *t, size_t i, size_t *len)
+/* How a message ends: "; run `ovni sort ROOT` first" (first) or
+ * "; `ovni sort ROOT` sorts it for good", ROOT quoted for a shell; nothing
+ * without a root. */
+static const char *advice(const struct presort *p, int first, char *buf, size_t n)
+{
+	char *w = p->root ? fmt_shell_word(p->root) : NULL;
+	if (!w)
+		return "";
+	snprintf(buf, n, first ? "; run `ovni sort %s` first" : "; `ovni sort %s` sorts it for good", w);
+	free(w);
+	return buf;
+}
+
+static uint8_t *load(const struct presort *p, struct trace *t, size_t i, size_t *len)
 {
 	const char *name = t->streams[i].obs_name;
 	struct byte_src *src = trace_stream_src(t, i);
@@ -120,30 +135,32 @@ static uint8_t *load(struct trace *t, size_t i, size_t *len)
 	}
 	src->close(src);
 	free(buf);
-	msg_err("%s: out of memory to sort its unordered regions in memory; run `ovni sort %s` first",
-		name, t->root);
+	char a[4200];
+	msg_err("%s: out of memory to sort its unordered regions in memory%s", name, advice(p, 1, a, sizeof(a)));
 	return NULL;
 }
 
 static struct byte_src *refuse(struct presort *p, struct trace *t, size_t i, uint64_t back, uint64_t size)
 {
 	const char *name = t->streams[i].obs_name;
+	char a[4200];
 	if (p->limit == 0)
 		msg_err("%s: offset %" PRIu64 ": the clock goes back (unordered regions OU[ ... OU] not sorted "
-			"yet, and --sort-mem 0 forbids sorting them in memory); run `ovni sort %s` first",
-			name, back, t->root);
+			"yet, and --sort-mem 0 forbids sorting them in memory)%s",
+			name, back, advice(p, 1, a, sizeof(a)));
 	else
 		msg_err("%s: offset %" PRIu64 ": the clock goes back (unordered regions OU[ ... OU] not sorted "
-			"yet); sorting in memory would hold %.0f MiB, over --sort-mem %.0f; run `ovni sort %s` first",
-			name, back, (double)(p->used + size) / MIB, (double)p->limit / MIB, t->root);
+			"yet); sorting in memory would hold %.0f MiB, over --sort-mem %.0f%s",
+			name, back, (double)(p->used + size) / MIB, (double)p->limit / MIB, advice(p, 1, a, sizeof(a)));
 	return NULL;
 }
 
 void presort_report(const struct presort *p, const struct trace *t)
 {
+	char a[4200];
 	if (p->nsorted > PRESORT_NAMED)
-		msg_info("%zu streams in all sorted in memory, %.1f MiB (`ovni sort %s` sorts them for good)",
-			 p->nsorted, (double)p->used / MIB, t->root);
+		msg_info("%zu streams in all sorted in memory, %.1f MiB (the trace is unchanged%s)", p->nsorted,
+			 (double)p->used / MIB, advice(p, 0, a, sizeof(a)));
 }
 
 struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i)
@@ -157,7 +174,7 @@ struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i)
 	if (size == UINT64_MAX || p->used + size > p->limit)
 		return refuse(p, t, i, back, size);
 	size_t len = 0;
-	uint8_t *buf = load(t, i, &len);
+	uint8_t *buf = load(p, t, i, &len);
 	if (!buf)
 		return NULL;
 	const char *name = t->streams[i].obs_name;
@@ -174,9 +191,10 @@ struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i)
 	}
 	p->used += len;
 	p->nsorted++;
+	char a[4200];
 	if (p->nsorted <= PRESORT_NAMED)
-		msg_info("%s: %" PRIu64 " unordered region%s sorted in memory (the trace is unchanged; "
-			 "`ovni sort %s` sorts it for good)", name, st.regions, st.regions == 1 ? "" : "s", t->root);
+		msg_info("%s: %" PRIu64 " unordered region%s sorted in memory (the trace is unchanged%s)", name,
+			 st.regions, st.regions == 1 ? "" : "s", advice(p, 0, a, sizeof(a)));
 	struct byte_src *src = owned_src(buf, len);
 	if (!src)
 		free(buf);

@@ -20,6 +20,9 @@
 #define PRESORT_NAMED 3 /* streams named one by one; then a count */
 
 struct presort {
+	/* the trace as `ovni sort` takes it, for the advice in messages; NULL
+	 * for a copy the user cannot sort (emu --salvage): no advice */
+	const char *root;
 	uint64_t limit; /* bytes of streams that may be held; 0: never sort in memory */
 	uint64_t used; /* bytes held so far */
 	size_t nsorted; /* streams sorted in memory */

@@ -41,6 +41,10 @@ same "--from alone: the header keeps the trace's duration" "$(head -1 "$TMP/a/th
 check "without a window the outputs are the reference's" cmp "$TMP/c/thread.prv" "$N6/expected/0-emu/thread.prv"
 grep -q "ovni report.*ovni export --chrome" "$TMP/c.err" && ok "emu says what to open without Paraver" ||
 	not_ok "emu says what to open without Paraver"
+# a trace path with a space is quoted in those commands, ready to paste
+cp -R "$N6/trace" "$TMP/my trace"
+"$OVNI" emu "$TMP/my trace" >/dev/null 2>"$TMP/c.err"
+check "the commands name a path with a space in quotes" grep -q "ovni report '$TMP/my trace'" "$TMP/c.err"
 
 check_fails "an inverted window is an error" "inverted" "$OVNI" emu -o "$TMP/d" --from 3ms --to 2ms "$N6/trace"
 check_fails "an empty window is an error" "empty window" "$OVNI" emu -o "$TMP/d" --from 3ms --to 3000us "$N6/trace"

@@ -299,6 +299,8 @@ same "recorder killed: ovni emu --salvage plays the trace" "$?" 0
 same "recorder killed: --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
 same "recorder killed: --salvage leaves the trace untouched" "$(find "$TMP/kk" -type f -exec cksum {} + | sort)" "$before"
 [ -s "$TMP/emu/thread.prv" ] && ok "recorder killed: --salvage wrote the timelines" || not_ok "recorder killed: --salvage wrote the timelines"
+check "recorder killed: --salvage's closing hint names no copy that is gone" \
+	sh -c "grep -q 'open them in Paraver' '$TMP/err' && ! grep -q 'ovni-salvage' '$TMP/err'"
 # The batch system kills the recorder and the program together (SIGKILL to
 # both), once their threads have slept (which declares mark 99 in their
 # metadata): the loom's CPUs are still listed, plain emu names

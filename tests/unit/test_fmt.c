@@ -129,6 +129,20 @@ int main(void)
 	buf[fmt_i64_pad(buf, 7, 20, '0')] = '\0';
 	CHECK_STR(buf, "00000000000000000007", "zero padded to 20");
 
+	static const char *const words[][2] = {
+		{ "/tmp/trace", "/tmp/trace" },
+		{ "/tmp/my trace", "'/tmp/my trace'" },
+		{ "it's", "'it'\\''s'" },
+		{ "", "''" },
+		{ "a\nb", "'a?b'" },
+		{ "$HOME", "'$HOME'" },
+	};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		char *w = fmt_shell_word(words[i][0]);
+		CHECK_STR(w ? w : "(null)", words[i][1], "fmt_shell_word(\"%s\")", words[i][0]);
+		free(w);
+	}
+
 	check_out(0);
 	check_out(1);
 	check_out_error(0);
