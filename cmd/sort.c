@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "base/fmt.h"
 #include "base/msg.h"
 #include "sort/sort.h"
 #include "trace/trace.h"
@@ -106,9 +107,11 @@ static int sort_all(struct trace *t, uint64_t lookback)
 	size_t rewritten = 0;
 	for (size_t i = 0; i < t->n; i++) { /* before any stream is written */
 		if (trace_stream_zero_tail(t, i, &end)) {
+			char *w = fmt_shell_word(t->root);
 			msg_err("%s: offset %" PRIu64 ": unfinished (its thread did not end), zero bytes after its "
 				"last event; nothing sorted: `ovni emu --salvage %s` ends it in a copy",
-				t->streams[i].obs_name, end, t->root);
+				t->streams[i].obs_name, end, w ? w : t->root);
+			free(w);
 			return 1;
 		}
 	}
