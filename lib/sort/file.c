@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -844,6 +845,23 @@ static int sort_to_journal(struct inplace *s)
 	return journal_commit(s) < 0 ? -1 : 1;
 }
 
+/* One sort of a stream at a time: two would share its journal (the second
+ * removing the first's half-written one) and one could read a window the
+ * other is rewriting. The lock (flock on the stream, held until the
+ * descriptor closes) makes the second wait, then find the stream sorted.
+ * -1 when the stream cannot be opened (the sort then says why). */
+static int lock_stream(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+		msg_info("%s: another ovni sort is at work on it; waiting for it to end", name);
+		flock(fd, LOCK_EX);
+	}
+	return fd;
+}
+
 int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st)
 {
 	const char *name = o->name ? o->name : path;
@@ -855,6 +873,7 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 		msg_err("%s: %s", name, strerror(errno));
 		return -1;
 	}
+	int lock = lock_stream(real, name);
 	struct inplace *s = calloc(1, sizeof(*s));
 	char *jpath = suffixed(real, SORT_JOURNAL_SUFFIX), *jtmp = suffixed(real, SORT_JOURNAL_SUFFIX SORT_TMP_SUFFIX);
 	int r = -1;
@@ -864,6 +883,8 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 		free(jpath);
 		free(jtmp);
 		free(real);
+		if (lock >= 0)
+			close(lock);
 		return -1;
 	}
 	s->name = name;
@@ -894,6 +915,8 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 	free(jpath);
 	free(jtmp);
 	free(real);
+	if (lock >= 0)
+		close(lock);
 	return r;
 }
 

@@ -213,6 +213,20 @@ rc=$?
 chmod -R u+w "$TMP/u"
 
 # --- Arguments. ---
+# Two sorts of one trace at once: the second waits for the first (a lock
+# on each stream), both succeed, and the streams are those of one sort.
+rm -rf "$TMP/cc" "$TMP/cc1"
+"$GEN" -n 2000000 -t 2 -r 1000 -k 4 -b 3 "$TMP/cc" >/dev/null && cp -R "$TMP/cc" "$TMP/cc1"
+$OVNI sort "$TMP/cc1" >/dev/null 2>&1
+$OVNI sort "$TMP/cc" >"$TMP/cc.a" 2>&1 &
+$OVNI sort "$TMP/cc" >"$TMP/cc.b" 2>&1
+rb=$?
+wait $!
+same "two sorts at once: both succeed" "$? $rb" "0 0"
+same_streams "two sorts at once: the streams of one sort" "$TMP/cc" "$TMP/cc1"
+same "two sorts at once: no journal left" "$(find "$TMP/cc" -name '*journal*' | wc -l | tr -d ' ')" 0
+rm -rf "$TMP/cc" "$TMP/cc1"
+
 check_fails "-n 0 is refused" "-n wants a number" $OVNI sort -n 0 "$TMP/u"
 check_fails "-n x is refused" "-n wants a number" $OVNI sort -n x "$TMP/u"
 check_fails "a missing trace is an error" "nothing-here" $OVNI sort "$TMP/nothing-here"
