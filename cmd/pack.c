@@ -93,6 +93,21 @@ static long number(const char *s, const char *what, long lo, long hi)
 	return v;
 }
 
+/* DIR.ovnipack (or .tar.zst) beside DIR. A DIR of "." or ".." is named
+ * by the directory it leads to: not "..ovnipack" inside the trace. */
+static char *default_output(const char *dir, const char *ext)
+{
+	const char *base = strrchr(dir, '/');
+	base = base ? base + 1 : dir;
+	char *real = strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ? realpath(dir, NULL) : NULL;
+	const char *name = real ? real : dir;
+	char *def = malloc(strlen(name) + strlen(ext) + 1);
+	if (def)
+		sprintf(def, "%s%s", name, ext);
+	free(real);
+	return def;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -142,10 +157,8 @@ static int run(int argc, char **argv)
 		die("out of memory");
 	file_strip_slashes(dir);
 	if (!output) {
-		const char *ext = o.tar ? ".tar.zst" : ".ovnipack";
-		if (!(def = malloc(strlen(dir) + strlen(ext) + 1)))
+		if (!(def = default_output(dir, o.tar ? ".tar.zst" : ".ovnipack")))
 			die("out of memory");
-		sprintf(def, "%s%s", dir, ext);
 		output = def;
 	}
 	if (cmd_output_not_input(dir, output) != 0) {

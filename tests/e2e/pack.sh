@@ -61,6 +61,10 @@ s1=$(wc -c <"$TMP/t1.ovnipack"); s0=$(du -b -s "$TMP/kern" | cut -f1)
 cp -r "$TMP/mark" "$TMP/dflt"
 "$OVNI" pack "$TMP/dflt/" && [ -f "$TMP/dflt.ovnipack" ] && ok "default archive name TRACEDIR.ovnipack" ||
 	not_ok "default archive name TRACEDIR.ovnipack"
+rm -f "$TMP/dflt.ovnipack"
+(cd "$TMP/dflt" && "$OVNI" pack .) && [ -f "$TMP/dflt.ovnipack" ] && [ -z "$(find "$TMP/dflt" -name '*ovnipack')" ] &&
+	ok "pack . inside the trace: the archive is TRACEDIR.ovnipack beside it" ||
+	not_ok "pack . inside the trace: the archive is TRACEDIR.ovnipack beside it"
 mv "$TMP/dflt" "$TMP/dflt.orig"
 "$OVNI" unpack "$TMP/dflt.ovnipack" && diff -r "$TMP/dflt.orig" "$TMP/dflt" >/dev/null &&
 	ok "unpack without -C restores TRACEDIR" || not_ok "unpack without -C restores TRACEDIR"
