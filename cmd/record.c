@@ -362,11 +362,13 @@ static enum out_kind out_kind(const char *dir, const char *job, char foreign[NAM
 		entries++;
 		char p[PATH_MAX + 300];
 		file_join_to(p, sizeof(p), dir, e->d_name); /* sized to fit */
-		int loom = strncmp(e->d_name, "loom.", 5) == 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+		/* a loom.* that stat cannot see is one that moved away meanwhile
+		 * (rank 0 setting the whole trace aside for --force): not foreign */
+		int loomname = strncmp(e->d_name, "loom.", 5) == 0;
 		int marker = strcmp(e->d_name, MARKER) == 0;
-		looms += loom;
+		looms += loomname && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 		marked |= marker;
-		if (!loom && !marker && !trace_product(e->d_name) && others++ == 0 && foreign)
+		if (!loomname && !marker && !trace_product(e->d_name) && others++ == 0 && foreign)
 			snprintf(foreign, NAME_MAX + 1, "%s", e->d_name);
 	}
 	closedir(d);

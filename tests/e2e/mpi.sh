@@ -76,15 +76,30 @@ flavour() {
 	# trace of another run there is refused, and --force has rank 0
 	# replace it while the other ranks wait for it.
 	# (a launcher may kill the other ranks as soon as one fails, before
-	# they print their refusal: no rank may run, at least one says why)
+	# they print their refusal: no rank may run, at least one says why,
+	# unless the launcher itself died of a signal and lost what they said:
+	# MPICH's mpiexec under load, SIGPIPE as the ranks end at once)
 	old=$(ls -d "$TMP"/in/loom.* | sort)
 	timeout 120 "mpirun.$name" -n $NP "$OVNI" record -o "$TMP/in" -- "$app" ring >"$TMP/log" 2>&1
-	[ $? -ne 0 ] && [ "$(grep -c 'holds a trace already; --force replaces it' "$TMP/log")" -ge 1 ] && [ "$(grep -c ' ring ok' "$TMP/log")" = 0 ] &&
-		[ "$(ls -d "$TMP"/in/loom.* | sort)" = "$old" ] &&
-		ok "$name, record inside mpirun into an existing trace: refused, nothing run, the trace untouched" ||
-		not_ok "$name, record inside mpirun into an existing trace: refused, nothing run, the trace untouched"
+	rc=$?
+	said=$(grep -c 'holds a trace already; --force replaces it' "$TMP/log")
+	if [ $rc -ne 0 ] && { [ "$said" -ge 1 ] || [ $rc -gt 128 ]; } &&
+		[ "$(grep -c ' ring ok' "$TMP/log")" = 0 ] && [ "$(ls -d "$TMP"/in/loom.* | sort)" = "$old" ]; then
+		ok "$name, record inside mpirun into an existing trace: refused, nothing run, the trace untouched"
+	else
+		not_ok "$name, record inside mpirun into an existing trace: refused, nothing run, the trace untouched (exit $rc)"
+		grep -v ' ok$' "$TMP/log" | tail -n 12 | sed 's/^/#   /'
+		echo "#   looms before: $(echo $old)"
+		echo "#   looms after: $(echo $(ls -d "$TMP"/in/loom.* | sort))"
+	fi
+	ls -a "$TMP/in" >"$TMP/before-force"
 	timeout 120 "mpirun.$name" -n $NP "$OVNI" record --force -o "$TMP/in" -- "$app" ring >"$TMP/log" 2>&1
-	same "$name, record inside mpirun --force: exit status" "$?" 0
+	rc=$?
+	same "$name, record inside mpirun --force: exit status" "$rc" 0
+	if [ $rc -ne 0 ]; then # what the ranks said, and what -o held before
+		grep -v ' ok$' "$TMP/log" | tail -n 12 | sed 's/^/#   /'
+		echo "#   before: $(tr '\n' ' ' <"$TMP/before-force")"
+	fi
 	same "$name, record inside mpirun --force: every rank ok" "$(grep -c "/$NP ring ok" "$TMP/log")" $NP
 	same "$name, record inside mpirun --force: no loom of the old run is left" "$(ls -d "$TMP"/in/loom.* | sort | grep -cxF "$old")" 0
 	check_trace "$name, record inside mpirun --force" "$TMP/in" ring
