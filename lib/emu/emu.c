@@ -97,7 +97,7 @@ static int open_streams(struct emu *e)
 		if (sr_open(&e->readers[i], src, e->trace.streams[i].obs_name, 0) != 0)
 			return -1;
 	}
-	presort_report(&e->presort, &e->trace);
+	presort_report(&e->presort);
 	if (player_init(&e->player, e->readers, n, e->offsets, 0) != 0)
 		return -1;
 	e->have_player = 1;

@@ -89,7 +89,6 @@ static int find_backward(struct trace *t, size_t i, uint64_t *back, uint64_t *si
 	return rc;
 }
 
-/* The whole stream in a buffer of *len bytes. NULL after a message. */
 /* How a message ends: "; run `ovni sort ROOT` first" (first) or
  * "; `ovni sort ROOT` sorts it for good", ROOT quoted for a shell; nothing
  * without a root. */
@@ -103,6 +102,7 @@ static const char *advice(const struct presort *p, int first, char *buf, size_t 
 	return buf;
 }
 
+/* The whole stream in a buffer of *len bytes. NULL after a message. */
 static uint8_t *load(const struct presort *p, struct trace *t, size_t i, size_t *len)
 {
 	const char *name = t->streams[i].obs_name;
@@ -155,7 +155,7 @@ static struct byte_src *refuse(struct presort *p, struct trace *t, size_t i, uin
 	return NULL;
 }
 
-void presort_report(const struct presort *p, const struct trace *t)
+void presort_report(const struct presort *p)
 {
 	char a[4200];
 	if (p->nsorted > PRESORT_NAMED)

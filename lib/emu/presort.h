@@ -35,6 +35,6 @@ struct presort {
  * stream, or the limit reached: run `ovni sort`). */
 struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i);
 /* One line with the count, when more streams were sorted than named. */
-void presort_report(const struct presort *p, const struct trace *t);
+void presort_report(const struct presort *p);
 
 #endif
