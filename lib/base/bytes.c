@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/lock.h"
 #include "base/msg.h"
 
 struct file_src {
@@ -85,6 +87,7 @@ struct byte_src *byte_src_file(const char *path)
 	f->src.close = file_close;
 	f->src.size = (uint64_t)st.st_size;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	lock_file(fd, LOCK_SH, path, "`ovni sort` is rewriting it");
 	return &f->src;
 }
 

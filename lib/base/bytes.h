@@ -16,8 +16,10 @@ struct byte_src {
 	uint64_t size; /* total bytes if known, else UINT64_MAX */
 };
 
-/* A byte_src over a regular file opened read-only. Returns NULL after an
- * error message naming path. */
+/* A byte_src over a regular file opened read-only, under a shared lock
+ * (base/lock.h) until its end is read or it is closed: it waits while
+ * `ovni sort` rewrites the file. Returns NULL after an error message
+ * naming path. */
 struct byte_src *byte_src_file(const char *path);
 /* A byte_src over n bytes in memory (not copied; they must outlive it).
  * chunk > 0 limits every read to chunk bytes (tests of the refill path). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 
 #include "base/event.h"
 #include "base/file.h"
+#include "base/lock.h"
 #include "base/msg.h"
 #include "base/out.h"
 #include "pack/pack.h"
@@ -554,6 +556,7 @@ static int pack_files(struct writer *w, const char *dir)
 			rc = -1;
 			break;
 		}
+		lock_file(f.fd, LOCK_SH, path, "`ovni sort` is rewriting it");
 		f.path = path;
 		f.fill = 0;
 		f.eof = 0;

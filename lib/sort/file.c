@@ -23,6 +23,7 @@
 #include "common/xxhash.h"
 
 #include "base/file.h"
+#include "base/lock.h"
 #include "base/msg.h"
 #include "sort/keys.h"
 #include "trace/stream.h"
@@ -845,20 +846,18 @@ static int sort_to_journal(struct inplace *s)
 	return journal_commit(s) < 0 ? -1 : 1;
 }
 
-/* One sort of a stream at a time: two would share its journal (the second
- * removing the first's half-written one) and one could read a window the
- * other is rewriting. The lock (flock on the stream, held until the
- * descriptor closes) makes the second wait, then find the stream sorted.
- * -1 when the stream cannot be opened (the sort then says why). */
+/* One sort of a stream at a time, and no reader while it is rewritten: two
+ * sorts would share its journal (the second removing the first's half
+ * written one), and a reader could read a window half rewritten. The
+ * exclusive lock (held until the descriptor closes) makes the second sort
+ * wait, then find the stream sorted; readers hold a shared one
+ * (byte_src_file, pack). -1 when the stream cannot be opened (the sort
+ * then says why). */
 static int lock_stream(const char *path, const char *name)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-		msg_info("%s: another ovni sort is at work on it; waiting for it to end", name);
-		flock(fd, LOCK_EX);
-	}
+	if (fd >= 0)
+		lock_file(fd, LOCK_EX, name, "another ovni command is reading or sorting it");
 	return fd;
 }
 
@@ -926,6 +925,7 @@ int sort_check_file(const char *path, const char *name, uint64_t *back)
 	int fd = open_stream(path, name, &sb);
 	if (fd < 0)
 		return -1;
+	lock_file(fd, LOCK_SH, name, "another `ovni sort` is rewriting it");
 	static uint8_t buf[1 << 20];
 	uint64_t size = (uint64_t)sb.st_size, off = STREAM_HEADER_SIZE, prev = 0;
 	size_t len = 0; /* buf[0, len) holds the stream from off */

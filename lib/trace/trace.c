@@ -185,6 +185,20 @@ static int parse_meta(struct trace_stream *s, const char *path, const char *text
 	return 0;
 }
 
+/* 1 after a message when an interrupted `ovni sort` left its journal beside
+ * the stream (its stream.obs may be half rewritten), or the path is too long. */
+static int sort_pending(const struct trace_stream *s)
+{
+	char path[TRACE_PATH_MAX];
+	if (join(path, s->dir, "stream.obs" STREAM_JOURNAL_SUFFIX) < 0)
+		return 1;
+	if (access(path, F_OK) != 0)
+		return 0;
+	msg_err("%s: an interrupted `ovni sort` left %s; run `ovni sort` on the trace to finish it", s->obs_name,
+		path);
+	return 1;
+}
+
 static int load_stream(struct trace_stream *s, const char *root, const char *rel, unsigned flags, struct text *text)
 {
 	char path[TRACE_PATH_MAX];
@@ -207,13 +221,8 @@ static int load_stream(struct trace_stream *s, const char *root, const char *rel
 			access(path, F_OK) == 0 ? "not a regular file" : "missing");
 		return -1;
 	}
-	if (join(path, s->dir, "stream.obs" STREAM_JOURNAL_SUFFIX) < 0)
+	if (!(flags & TRACE_SORT_PENDING_OK) && sort_pending(s))
 		return -1;
-	if (!(flags & TRACE_SORT_PENDING_OK) && access(path, F_OK) == 0) {
-		msg_err("%s: an interrupted `ovni sort` left %s; run `ovni sort` on the trace to finish it",
-			s->obs_name, path);
-		return -1;
-	}
 	if (join(path, s->dir, "stream.json") < 0 || read_file(path, text) < 0)
 		return -1;
 	return parse_meta(s, path, text->s, text->len, flags);
@@ -419,6 +428,12 @@ struct byte_src *trace_stream_src(struct trace *t, size_t i)
 	if (i >= t->n || join(path, t->streams[i].dir, "stream.obs") < 0)
 		return NULL;
 	struct byte_src *src = byte_src_file(path);
+	/* Under the lock now: a sort that ran since trace_open may have died
+	 * half way through. */
+	if (src && sort_pending(&t->streams[i])) {
+		src->close(src);
+		return NULL;
+	}
 	uint64_t end;
 	if (src && trace_stream_zero_tail(t, i, &end) && end < src->size) {
 		if (++t->zero_tails <= ZERO_TAILS_NAMED)

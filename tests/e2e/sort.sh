@@ -227,6 +227,90 @@ same_streams "two sorts at once: the streams of one sort" "$TMP/cc" "$TMP/cc1"
 same "two sorts at once: no journal left" "$(find "$TMP/cc" -name '*journal*' | wc -l | tr -d ' ')" 0
 rm -rf "$TMP/cc" "$TMP/cc1"
 
+# Readers and a sort of one trace: a reader waits while a sort holds a
+# stream (the sort's lock taken here by flock(1), as sort takes it), and a
+# sort waits while a reader holds one.
+# wait_for FILE TEXT: up to 10 s for TEXT to show in FILE.
+wait_for() {
+	i=0
+	while [ $i -lt 100 ] && ! grep -q "$2" "$1" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+# hold MODE FILE: flock(1) holds FILE (-x or -s) until $TMP/lk.go exists.
+hold() {
+	rm -f "$TMP/lk.go" "$TMP/lk.held"
+	flock "$1" "$2" sh -c 'echo held >"$1.held"; while [ ! -e "$1.go" ]; do sleep 0.05; done' sh "$TMP/lk" &
+	wait_for "$TMP/lk.held" held
+	[ -e "$TMP/lk.held" ] || not_ok "flock(1) holds $2"
+}
+# waits WHAT PID: PID still runs once it said it waits.
+waits() {
+	wait_for "$TMP/lk.err" waiting
+	if kill -0 "$2" 2>/dev/null; then ok "$1"; else not_ok "$1 (it did not wait)"; fi
+}
+if command -v flock >/dev/null; then
+	rm -rf "$TMP/lk"
+	"$GEN" -S -n 20000 -t 2 "$TMP/lk" >/dev/null
+	lk=$(obs "$TMP/lk")
+	$OVNI dump "$TMP/lk" >"$TMP/lk.want" 2>/dev/null
+	hold -x "$lk"
+	$OVNI dump "$TMP/lk" >"$TMP/lk.out" 2>"$TMP/lk.err" &
+	p=$!
+	waits "a reader waits while a sort holds a stream" $p
+	: >"$TMP/lk.go"
+	wait $p
+	same "then it reads the stream" "$? $(cmp -s "$TMP/lk.out" "$TMP/lk.want" && echo same)" "0 same"
+	check_err "its wait is one line naming the stream" lk 'stream\.obs: `ovni sort` is rewriting it; waiting for it to end'
+	wait
+	# A sort that dies while a reader waits leaves its journal: the reader
+	# must not read the half-written stream.
+	hold -x "$lk"
+	$OVNI dump "$TMP/lk" >"$TMP/lk.out" 2>"$TMP/lk.err" &
+	p=$!
+	wait_for "$TMP/lk.err" waiting
+	: >"$lk.sort-journal"
+	: >"$TMP/lk.go"
+	wait $p
+	rc=$?
+	[ $rc -ne 0 ] && ok "a reader that waited for a sort that died fails (rc $rc)" ||
+		not_ok "a reader that waited for a sort that died fails (rc 0)"
+	check_err "it names the journal the sort left" lk \
+		'an interrupted `ovni sort` left .*stream\.obs\.sort-journal'
+	wait
+	rm -f "$lk.sort-journal"
+	# pack reads every file of the trace the same way.
+	for how in "" --tar; do
+		hold -x "$lk"
+		$OVNI pack $how -o "$TMP/lk.pack" "$TMP/lk" >"$TMP/lk.out" 2>"$TMP/lk.err" &
+		p=$!
+		waits "pack ${how:+$how }waits while a sort holds a stream" $p
+		: >"$TMP/lk.go"
+		wait $p
+		same "then it packs" $? 0
+		wait
+		rm -f "$TMP/lk.pack"
+	done
+	# A reader holds a stream: the sort waits, then sorts.
+	rm -rf "$TMP/lk"
+	"$GEN" -n 20000 -t 2 -r 100 -k 4 "$TMP/lk" >/dev/null
+	lk=$(obs "$TMP/lk")
+	hold -s "$lk"
+	$OVNI sort "$TMP/lk" >"$TMP/lk.out" 2>"$TMP/lk.err" &
+	p=$!
+	waits "a sort waits while a reader holds a stream" $p
+	: >"$TMP/lk.go"
+	wait $p
+	same "then it sorts" $? 0
+	check_err "its wait is one line naming the stream" lk 'stream\.obs: another ovni command is reading or sorting it; waiting'
+	wait
+	check "the trace is sorted" $OVNI sort -c "$TMP/lk"
+	rm -rf "$TMP/lk"*
+else
+	not_ok "flock(1) to test readers against a sort"
+fi
+
 check_fails "-n 0 is refused" "-n wants a number" $OVNI sort -n 0 "$TMP/u"
 check_fails "-n x is refused" "-n wants a number" $OVNI sort -n x "$TMP/u"
 check_fails "a missing trace is an error" "nothing-here" $OVNI sort "$TMP/nothing-here"

@@ -1,0 +1,15 @@
+#include "base/lock.h"
+
+#include <errno.h>
+#include <sys/file.h>
+
+#include "base/msg.h"
+
+void lock_file(int fd, int op, const char *path, const char *why)
+{
+	if (flock(fd, op | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+		return;
+	msg_info("%s: %s; waiting for it to end", path, why);
+	while (flock(fd, op) != 0 && errno == EINTR)
+		;
+}

@@ -1,0 +1,13 @@
+/* Advisory locks between ovni commands on one trace: `ovni sort` holds an
+ * exclusive lock on a stream while it rewrites it in place, and readers a
+ * shared one while they read it, so no one reads a window half rewritten. */
+#ifndef OVNI_BASE_LOCK_H
+#define OVNI_BASE_LOCK_H
+
+/* flock(fd, op), op LOCK_SH or LOCK_EX, held until fd is closed. While
+ * another process holds a lock in the way, prints "PATH: WHY; waiting for
+ * it to end" once and waits. Where the file system has no flock (Lustre
+ * without -o flock), goes on without the lock. */
+void lock_file(int fd, int op, const char *path, const char *why);
+
+#endif
