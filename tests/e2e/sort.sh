@@ -245,66 +245,53 @@ hold() {
 	wait_for "$TMP/lk.held" held
 	[ -e "$TMP/lk.held" ] || not_ok "flock(1) holds $2"
 }
-# waits WHAT PID: PID still runs once it said it waits.
-waits() {
+# blocked MODE FILE WHAT BEFORE CMD...: CMD runs while flock(1) holds FILE
+# (MODE -x or -s); WHAT: it says it waits and does; then the shell command
+# BEFORE runs and the lock goes. CMD's status in $rc, its output in lk.out
+# and lk.err.
+blocked() {
+	hold "$1" "$2"
+	what=$3 before=$4
+	shift 4
+	"$@" >"$TMP/lk.out" 2>"$TMP/lk.err" &
+	p=$!
 	wait_for "$TMP/lk.err" waiting
-	if kill -0 "$2" 2>/dev/null; then ok "$1"; else not_ok "$1 (it did not wait)"; fi
+	if kill -0 $p 2>/dev/null; then ok "$what"; else not_ok "$what (it did not wait)"; fi
+	eval "$before"
+	: >"$TMP/lk.go"
+	wait $p
+	rc=$?
+	wait
 }
 if command -v flock >/dev/null; then
 	rm -rf "$TMP/lk"
 	"$GEN" -S -n 20000 -t 2 "$TMP/lk" >/dev/null
 	lk=$(obs "$TMP/lk")
 	$OVNI dump "$TMP/lk" >"$TMP/lk.want" 2>/dev/null
-	hold -x "$lk"
-	$OVNI dump "$TMP/lk" >"$TMP/lk.out" 2>"$TMP/lk.err" &
-	p=$!
-	waits "a reader waits while a sort holds a stream" $p
-	: >"$TMP/lk.go"
-	wait $p
-	same "then it reads the stream" "$? $(cmp -s "$TMP/lk.out" "$TMP/lk.want" && echo same)" "0 same"
+	blocked -x "$lk" "a reader waits while a sort holds a stream" : $OVNI dump "$TMP/lk"
+	same "then it reads the stream" "$rc $(cmp -s "$TMP/lk.out" "$TMP/lk.want" && echo same)" "0 same"
 	check_err "its wait is one line naming the stream" lk 'stream\.obs: `ovni sort` is rewriting it; waiting for it to end'
-	wait
 	# A sort that dies while a reader waits leaves its journal: the reader
 	# must not read the half-written stream.
-	hold -x "$lk"
-	$OVNI dump "$TMP/lk" >"$TMP/lk.out" 2>"$TMP/lk.err" &
-	p=$!
-	wait_for "$TMP/lk.err" waiting
-	: >"$lk.sort-journal"
-	: >"$TMP/lk.go"
-	wait $p
-	rc=$?
-	[ $rc -ne 0 ] && ok "a reader that waited for a sort that died fails (rc $rc)" ||
-		not_ok "a reader that waited for a sort that died fails (rc 0)"
+	blocked -x "$lk" "a reader waits for a sort that then dies" ': >"$lk.sort-journal"' $OVNI dump "$TMP/lk"
+	[ $rc -ne 0 ] && ok "then it fails (rc $rc)" || not_ok "then it fails (rc 0)"
 	check_err "it names the journal the sort left" lk \
 		'an interrupted `ovni sort` left .*stream\.obs\.sort-journal'
-	wait
 	rm -f "$lk.sort-journal"
 	# pack reads every file of the trace the same way.
 	for how in "" --tar; do
-		hold -x "$lk"
-		$OVNI pack $how -o "$TMP/lk.pack" "$TMP/lk" >"$TMP/lk.out" 2>"$TMP/lk.err" &
-		p=$!
-		waits "pack ${how:+$how }waits while a sort holds a stream" $p
-		: >"$TMP/lk.go"
-		wait $p
-		same "then it packs" $? 0
-		wait
+		blocked -x "$lk" "pack ${how:+$how }waits while a sort holds a stream" : \
+			$OVNI pack $how -o "$TMP/lk.pack" "$TMP/lk"
+		same "then it packs" $rc 0
 		rm -f "$TMP/lk.pack"
 	done
 	# A reader holds a stream: the sort waits, then sorts.
 	rm -rf "$TMP/lk"
 	"$GEN" -n 20000 -t 2 -r 100 -k 4 "$TMP/lk" >/dev/null
 	lk=$(obs "$TMP/lk")
-	hold -s "$lk"
-	$OVNI sort "$TMP/lk" >"$TMP/lk.out" 2>"$TMP/lk.err" &
-	p=$!
-	waits "a sort waits while a reader holds a stream" $p
-	: >"$TMP/lk.go"
-	wait $p
-	same "then it sorts" $? 0
+	blocked -s "$lk" "a sort waits while a reader holds a stream" : $OVNI sort "$TMP/lk"
+	same "then it sorts" $rc 0
 	check_err "its wait is one line naming the stream" lk 'stream\.obs: another ovni command is reading or sorting it; waiting'
-	wait
 	check "the trace is sorted" $OVNI sort -c "$TMP/lk"
 	rm -rf "$TMP/lk"*
 else
