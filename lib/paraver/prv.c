@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/fail.h"
@@ -96,7 +97,10 @@ int prv_open(struct prv *p, const char *path, size_t nrows)
 	}
 	p->nrows = nrows;
 	p->now = &p->time;
-	p->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* Not truncated: a run into the directory of the last one (the trace's,
+	 * by default) writes over its pages instead of freeing them all first
+	 * and waiting on their writeback; prv_close cuts what is left over. */
+	p->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
 	if (p->fd < 0) {
 		msg_err("cannot create %s: %s", path, strerror(errno));
 		free(p->path);
@@ -448,6 +452,12 @@ int prv_close(struct prv *p, int64_t duration)
 	}
 	if (out_flush(&p->out) != 0)
 		rc = -1;
+	struct stat st;
+	if (rc == 0 && fstat(p->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > p->out.written &&
+	    ftruncate(p->fd, (off_t)p->out.written) != 0) {
+		msg_err("%s: cannot cut the last run's tail: %s", p->path, strerror(errno));
+		rc = -1;
+	}
 	char h[128];
 	size_t n = prv_header(h, p->nrows, duration);
 	if (rc == 0 && pwrite(p->fd, h, n, 0) != (ssize_t)n) {

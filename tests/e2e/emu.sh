@@ -109,6 +109,13 @@ check "-o DIR: and the views" test -f "$TMP/out/cfg/cpu/ovni/pid.cfg"
 check "-o DIR: the trace directory is left as it was" diff -r "$TMP/orig" "$d"
 check "-o to a missing directory creates it and its parents" "$OVNI" emu -o "$TMP/new/out" "$d"
 check_same "-o to a new directory: the same timeline" "$TMP/out/thread.prv" "$TMP/new/out/thread.prv"
+# A run over the bigger timelines of another writes over them in place:
+# nothing of theirs is left after its own bytes.
+"$GEN" -n 50000 -t 4 "$TMP/bigger" >/dev/null
+"$OVNI" emu -o "$TMP/new/out" "$TMP/bigger" >/dev/null 2>&1
+check "-o over the bigger timelines of another trace" "$OVNI" emu -o "$TMP/new/out" "$d"
+check_same "-o over bigger timelines: thread.prv as a fresh run's" "$TMP/new/out/thread.prv" "$TMP/out/thread.prv"
+check_same "-o over bigger timelines: cpu.prv as a fresh run's" "$TMP/new/out/cpu.prv" "$TMP/out/cpu.prv"
 touch "$TMP/afile"
 check_fails "-o to a file" "afile: Not a directory" "$OVNI" emu -o "$TMP/afile" "$d"
 if [ -w /dev/full ]; then
