@@ -29,7 +29,10 @@ int out_init(struct out *o, int fd, const char *name, size_t cap)
 
 int out_create(struct out *o, const char *path, size_t cap)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* Not truncated: writing over an older output's pages is cheaper than
+	 * freeing them all first (and waiting on their writeback); out_close
+	 * cuts what is left of it. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		msg_err("cannot create %s: %s", path, strerror(errno));
 		return -1;
@@ -38,6 +41,7 @@ int out_create(struct out *o, const char *path, size_t cap)
 		close(fd);
 		return -1;
 	}
+	o->cut = 1;
 	return 0;
 }
 
@@ -251,6 +255,12 @@ int out_close(struct out *o)
 	free(o->buf);
 	o->buf = NULL;
 	o->cap = 0;
+	struct stat st;
+	if (o->cut && rc == 0 && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > o->written &&
+	    ftruncate(o->fd, (off_t)o->written) != 0) {
+		msg_err("%s: cannot cut what is left of the older file: %s", o->name, strerror(errno));
+		rc = -1;
+	}
 	if (o->fd > 2 && close(o->fd) != 0 && rc == 0) {
 		msg_err("%s: close failed: %s", o->name, strerror(errno));
 		rc = -1;

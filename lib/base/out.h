@@ -19,12 +19,15 @@ struct out {
 	int err; /* errno of the first failed write, 0 if none */
 	uint64_t written; /* bytes handed to write() so far */
 	struct out_writer *writer; /* NULL: write() runs in the caller's thread */
+	int cut; /* out_create's: out_close cuts the file where the writes end */
 };
 
 /* cap 0 picks the default (128 KiB). Returns -1 if the buffer cannot be had. */
 int out_init(struct out *o, int fd, const char *name, size_t cap);
-/* out_init on path, created or truncated (mode 0666 before the umask);
- * prints the error and returns -1 on failure. */
+/* out_init on path, created (mode 0666 before the umask) or written over
+ * from its start, and cut where the writes end by out_close (writes go
+ * from offset 0 on; a pwrite may only rewrite bytes already written).
+ * Prints the error and returns -1 on failure. */
 int out_create(struct out *o, const char *path, size_t cap);
 /* If o writes to a regular file: from now on a thread of o's own writes
  * each full buffer while the caller fills the other (the copy into the

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/fail.h"
@@ -97,20 +96,12 @@ int prv_open(struct prv *p, const char *path, size_t nrows)
 	}
 	p->nrows = nrows;
 	p->now = &p->time;
-	/* Not truncated: a run into the directory of the last one (the trace's,
-	 * by default) writes over its pages instead of freeing them all first
-	 * and waiting on their writeback; prv_close cuts what is left over. */
-	p->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-	if (p->fd < 0) {
-		msg_err("cannot create %s: %s", path, strerror(errno));
+	if (out_create(&p->out, p->path, (size_t)256 << 10) != 0) {
 		free(p->path);
 		p->path = NULL;
 		return -1;
 	}
-	if (out_init(&p->out, p->fd, p->path, (size_t)256 << 10) != 0) {
-		prv_discard(p);
-		return -1;
-	}
+	p->fd = p->out.fd;
 	out_start_writer(&p->out); /* else the writes stay in this thread */
 	char h[128];
 	out_mem(&p->out, h, prv_header(h, nrows, 0));
@@ -452,12 +443,6 @@ int prv_close(struct prv *p, int64_t duration)
 	}
 	if (out_flush(&p->out) != 0)
 		rc = -1;
-	struct stat st;
-	if (rc == 0 && fstat(p->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > p->out.written &&
-	    ftruncate(p->fd, (off_t)p->out.written) != 0) {
-		msg_err("%s: cannot cut the last run's tail: %s", p->path, strerror(errno));
-		rc = -1;
-	}
 	char h[128];
 	size_t n = prv_header(h, p->nrows, duration);
 	if (rc == 0 && pwrite(p->fd, h, n, 0) != (ssize_t)n) {

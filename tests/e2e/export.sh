@@ -109,6 +109,14 @@ if [ -x /usr/bin/time ]; then
 		not_ok "4x the events: peak RSS $s KiB -> $l KiB (unbounded?)"
 	fi
 	check "the long export is JSON" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/large.json"
+	# Over a bigger file: written over in place, nothing of it left after.
+	"$OVNI" export --chrome -o "$TMP/small.json" "$TMP/small"
+	"$OVNI" export --chrome -o "$TMP/large.json" "$TMP/small"
+	check_same "-o over a bigger file: the same bytes as a fresh export" "$TMP/large.json" "$TMP/small.json"
+	"$OVNI" report -o "$TMP/r.big" "$TMP/large"
+	"$OVNI" report -o "$TMP/r.small" "$TMP/small"
+	"$OVNI" report -o "$TMP/r.big" "$TMP/small"
+	check_same "report -o over a bigger file: the same bytes as a fresh report" "$TMP/r.big" "$TMP/r.small"
 fi
 
 check_fails "a format is required" "--chrome" "$OVNI" export "$N6/trace"
