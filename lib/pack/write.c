@@ -773,15 +773,12 @@ static int write_pack(struct writer *w, const char *dir)
 int pack_write(const char *dir, const char *out_path, const struct pack_write_opts *o)
 {
 	struct writer w = { .o = o };
-	int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		msg_err("%s: cannot create: %s", out_path, strerror(errno));
+	if (out_create(&w.out, out_path, 4u << 20) < 0)
 		return -1;
-	}
 	struct stat self;
-	if (fstat(fd, &self) != 0 || pack_walk(dir, &self, &w.e, &w.n) < 0 ||
-	    out_init(&w.out, fd, out_path, 4u << 20) < 0) {
-		close(fd);
+	if (fstat(w.out.fd, &self) != 0 || pack_walk(dir, &self, &w.e, &w.n) < 0) {
+		w.out.len = 0;
+		out_close(&w.out);
 		pack_entries_free(w.e, w.n);
 		file_remove_partial(out_path);
 		return -1;

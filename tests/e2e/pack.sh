@@ -54,6 +54,11 @@ roundtrip "kernel kind (unsorted clocks)" "$TMP/kern" -l 9
 roundtrip "mark kind" "$TMP/mark" -T 2
 "$OVNI" pack -o "$TMP/t1.ovnipack" "$TMP/kern" && "$OVNI" pack -T 4 -o "$TMP/t4.ovnipack" "$TMP/kern"
 check_same "-T 4 writes the same archive as -T 1" "$TMP/t4.ovnipack" "$TMP/t1.ovnipack"
+"$OVNI" pack -o "$TMP/over.ovnipack" "$TMP/n6" && "$OVNI" pack -o "$TMP/over.ovnipack" "$TMP/kern" &&
+	"$OVNI" pack --tar -o "$TMP/over.tar.zst" "$TMP/n6" && "$OVNI" pack --tar -o "$TMP/over.tar.zst" "$TMP/kern" &&
+	"$OVNI" pack --tar -o "$TMP/fresh.tar.zst" "$TMP/kern"
+check_same "-o over a bigger archive: the same bytes as a fresh one" "$TMP/over.ovnipack" "$TMP/t1.ovnipack"
+check_same "--tar -o over a bigger archive: the same bytes as a fresh one" "$TMP/over.tar.zst" "$TMP/fresh.tar.zst"
 s1=$(wc -c <"$TMP/t1.ovnipack"); s0=$(du -b -s "$TMP/kern" | cut -f1)
 [ "$s1" -lt $((s0 / 4)) ] && ok "streams compress (kernel kind: $s0 -> $s1 bytes)" || not_ok "streams compress ($s0 -> $s1)"
 
