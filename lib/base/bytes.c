@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,7 +86,7 @@ struct byte_src *byte_src_file(const char *path)
 	f->src.close = file_close;
 	f->src.size = (uint64_t)st.st_size;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	lock_file(fd, LOCK_SH, path, "`ovni sort` is rewriting it");
+	lock_for_reading(fd, path);
 	return &f->src;
 }
 

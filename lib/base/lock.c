@@ -13,3 +13,8 @@ void lock_file(int fd, int op, const char *path, const char *why)
 	while (flock(fd, op) != 0 && errno == EINTR)
 		;
 }
+
+void lock_for_reading(int fd, const char *path)
+{
+	lock_file(fd, LOCK_SH, path, "`ovni sort` is rewriting it");
+}

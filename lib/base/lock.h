@@ -9,5 +9,7 @@
  * it to end" once and waits. Where the file system has no flock (Lustre
  * without -o flock), goes on without the lock. */
 void lock_file(int fd, int op, const char *path, const char *why);
+/* The readers' lock: shared, waiting while `ovni sort` rewrites the file. */
+void lock_for_reading(int fd, const char *path);
 
 #endif

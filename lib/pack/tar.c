@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -119,7 +118,7 @@ static int tar_file(struct tar *t, const char *dir, const struct pack_entry *e, 
 		free(path);
 		return -1;
 	}
-	lock_file(fd, LOCK_SH, path, "`ovni sort` is rewriting it");
+	lock_for_reading(fd, path);
 	uint64_t left = e->size;
 	int rc = 0;
 	while (left > 0 && rc == 0) {

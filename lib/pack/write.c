@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -556,7 +555,7 @@ static int pack_files(struct writer *w, const char *dir)
 			rc = -1;
 			break;
 		}
-		lock_file(f.fd, LOCK_SH, path, "`ovni sort` is rewriting it");
+		lock_for_reading(f.fd, path);
 		f.path = path;
 		f.fill = 0;
 		f.eof = 0;

@@ -925,7 +925,7 @@ int sort_check_file(const char *path, const char *name, uint64_t *back)
 	int fd = open_stream(path, name, &sb);
 	if (fd < 0)
 		return -1;
-	lock_file(fd, LOCK_SH, name, "another `ovni sort` is rewriting it");
+	lock_for_reading(fd, name);
 	static uint8_t buf[1 << 20];
 	uint64_t size = (uint64_t)sb.st_size, off = STREAM_HEADER_SIZE, prev = 0;
 	size_t len = 0; /* buf[0, len) holds the stream from off */
