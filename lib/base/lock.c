@@ -16,5 +16,5 @@ void lock_file(int fd, int op, const char *path, const char *why)
 
 void lock_for_reading(int fd, const char *path)
 {
-	lock_file(fd, LOCK_SH, path, "`ovni sort` is rewriting it");
+	lock_file(fd, LOCK_SH, path, "another ovni command is rewriting it");
 }

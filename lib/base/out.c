@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/lock.h"
 #include "base/msg.h"
 
 int out_init(struct out *o, int fd, const char *name, size_t cap)
@@ -42,6 +44,9 @@ int out_create(struct out *o, const char *path, size_t cap)
 		return -1;
 	}
 	o->cut = 1;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) /* not a device two runs may share */
+		lock_file(fd, LOCK_EX, path, "another ovni command is reading or writing it");
 	return 0;
 }
 

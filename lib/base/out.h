@@ -26,8 +26,10 @@ struct out {
 int out_init(struct out *o, int fd, const char *name, size_t cap);
 /* out_init on path, created (mode 0666 before the umask) or written over
  * from its start, and cut where the writes end by out_close (writes go
- * from offset 0 on; a pwrite may only rewrite bytes already written).
- * Prints the error and returns -1 on failure. */
+ * from offset 0 on; a pwrite may only rewrite bytes already written). A
+ * regular file is locked (base/lock.h, exclusive) until out_close, so that
+ * ovni pack never archives it half rewritten. Prints the error and
+ * returns -1 on failure. */
 int out_create(struct out *o, const char *path, size_t cap);
 /* If o writes to a regular file: from now on a thread of o's own writes
  * each full buffer while the caller fills the other (the copy into the

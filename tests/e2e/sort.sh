@@ -270,7 +270,7 @@ if command -v flock >/dev/null; then
 	$OVNI dump "$TMP/lk" >"$TMP/lk.want" 2>/dev/null
 	blocked -x "$lk" "a reader waits while a sort holds a stream" : $OVNI dump "$TMP/lk"
 	same "then it reads the stream" "$rc $(cmp -s "$TMP/lk.out" "$TMP/lk.want" && echo same)" "0 same"
-	check_err "its wait is one line naming the stream" lk 'stream\.obs: `ovni sort` is rewriting it; waiting for it to end'
+	check_err "its wait is one line naming the stream" lk 'stream\.obs: another ovni command is rewriting it; waiting for it to end'
 	# A sort that dies while a reader waits leaves its journal: the reader
 	# must not read the half-written stream.
 	blocked -x "$lk" "a reader waits for a sort that then dies" ': >"$lk.sort-journal"' $OVNI dump "$TMP/lk"
@@ -285,6 +285,14 @@ if command -v flock >/dev/null; then
 		same "then it packs" $rc 0
 		rm -f "$TMP/lk.pack"
 	done
+	# An output being read (ovni pack of a trace holding the last run's
+	# timelines): emu waits before it writes over it, then writes it whole.
+	"$BUILD/tools/gen-trace" -n 20000 -t 2 "$TMP/lk.t" >/dev/null
+	"$OVNI" emu -o "$TMP/lk.emu" "$TMP/lk.t" >/dev/null 2>&1
+	cp "$TMP/lk.emu/thread.prv" "$TMP/lk.want"
+	blocked -s "$TMP/lk.emu/thread.prv" "emu waits while its output is read" : $OVNI emu -o "$TMP/lk.emu" "$TMP/lk.t"
+	same "then it writes it" "$rc $(cmp -s "$TMP/lk.emu/thread.prv" "$TMP/lk.want" && echo same)" "0 same"
+	check_err "its wait is one line naming the file" lk 'thread\.prv: another ovni command is reading or writing it; waiting'
 	# A reader holds a stream: the sort waits, then sorts.
 	rm -rf "$TMP/lk"
 	"$GEN" -n 20000 -t 2 -r 100 -k 4 "$TMP/lk" >/dev/null
