@@ -8,7 +8,9 @@
 
 #include "cmd/cmd.h"
 #include "gitrev.h"
+#include "base/file.h"
 #include "base/msg.h"
+#include "base/out.h"
 #include "trace/trace.h"
 #include "trace/version.h"
 
@@ -68,6 +70,20 @@ int cmd_output_not_input(const char *trace, const char *out)
 		return 0;
 	msg_err("%s: the output would overwrite the trace it reads (%s); write it elsewhere", out, trace);
 	return -1;
+}
+
+int cmd_output_open(struct out *o, const char *path)
+{
+	return path ? out_create(o, path, 0) : out_init(o, 1, "standard output", 0);
+}
+
+int cmd_output_close(struct out *o, const char *path, int rc)
+{
+	if (out_close(o) != 0)
+		rc = 1;
+	if (rc != 0 && path)
+		file_remove_partial(path);
+	return rc;
 }
 
 const char *cmd_tracedir(const struct command *c, int argc, char **argv)

@@ -31,6 +31,15 @@ const char *cmd_tracedir(const struct command *c, int argc, char **argv);
  * reads (trace_reads_file), which writing would destroy. */
 int cmd_output_not_input(const char *trace, const char *out);
 
+struct out;
+/* Where a command writes its text: the file named by -o (out_create; NULL:
+ * standard output). 0, or -1 after a message. */
+int cmd_output_open(struct out *o, const char *path);
+/* Closes it; when the command failed (rc != 0) or the close fails, a file
+ * named by -o is removed, so nothing half written is left. Returns the
+ * exit status: rc, or 1 when the close failed. */
+int cmd_output_close(struct out *o, const char *path, int rc);
+
 /* Every subcommand; the dispatcher's table in ovni.c lists them in order. */
 extern const struct command cmd_dump, cmd_top, cmd_events, cmd_emu, cmd_sort,
 	cmd_sync, cmd_record, cmd_pack, cmd_unpack, cmd_lib, cmd_report, cmd_export;

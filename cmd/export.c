@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "base/file.h"
 #include "base/msg.h"
 #include "base/out.h"
 #include "report/chrome.h"
@@ -76,7 +75,7 @@ static int run(int argc, char **argv)
 	if (outpath && cmd_output_not_input(so.tracedir, outpath) != 0)
 		return 1;
 	struct out o;
-	if ((outpath ? out_create(&o, outpath, 0) : out_init(&o, 1, "standard output", 0)) != 0)
+	if (cmd_output_open(&o, outpath) != 0)
 		return 1;
 	static struct src s;
 	struct chrome ch;
@@ -85,10 +84,7 @@ static int run(int argc, char **argv)
 	int rc = 1;
 	if (src_open(&s, &so, &rd) == 0 && src_play(&s) == 0 && chrome_finish(&ch) == 0)
 		rc = 0;
-	if (out_close(&o) != 0)
-		rc = 1;
-	if (rc != 0 && outpath) /* no half-written JSON left behind */
-		file_remove_partial(outpath);
+	rc = cmd_output_close(&o, outpath, rc);
 	chrome_free(&ch);
 	src_close(&s);
 	return rc;

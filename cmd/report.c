@@ -110,12 +110,8 @@ static int run(int argc, char **argv)
 	int rc = 1;
 	if (src_open(&s, &so, &rd) == 0 && src_play(&s) == 0 && tally_finish(&t) == 0) {
 		struct out o;
-		int opened = outpath ? out_create(&o, outpath, 0) : out_init(&o, 1, "standard output", 0);
-		if (opened == 0) {
-			rc = tally_write(&t, &o, fmt) == 0 ? 0 : 1;
-			if (out_close(&o) != 0)
-				rc = 1;
-		}
+		if (cmd_output_open(&o, outpath) == 0)
+			rc = cmd_output_close(&o, outpath, tally_write(&t, &o, fmt) == 0 ? 0 : 1);
 	}
 	tally_free(&t);
 	src_close(&s);

@@ -260,9 +260,11 @@ int out_close(struct out *o)
 	free(o->buf);
 	o->buf = NULL;
 	o->cap = 0;
+	/* Cut even after a failed write: what is left is then this run's
+	 * part, never this run's part and the older file's tail. */
 	struct stat st;
-	if (o->cut && rc == 0 && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > o->written &&
-	    ftruncate(o->fd, (off_t)o->written) != 0) {
+	if (o->cut && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > o->written &&
+	    ftruncate(o->fd, (off_t)o->written) != 0 && rc == 0) {
 		msg_err("%s: cannot cut what is left of the older file: %s", o->name, strerror(errno));
 		rc = -1;
 	}

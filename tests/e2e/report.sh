@@ -83,6 +83,12 @@ n=$(awk -F, 'NR > 1 && $1 !~ /outside/ {print $1}' "$TMP/task-type.csv" | sort -
 same "--model keeps that model's channels only" "$(awk -F, 'NR > 1 {split($2, a, "/"); print a[1]}' "$TMP/m.csv" | sort -u)" nanos6
 
 "$OVNI" report -o "$TMP/r.txt" "$N6/trace"
+# A report that cannot be written whole (a file size limit, over an older
+# and bigger file) leaves no file: neither half of it nor the older tail.
+head -c 20000 /dev/zero >"$TMP/r.old"
+check_fails "report -o under a file size limit" "r\.old: write failed: File too large" \
+	sh -c "ulimit -f 1 && exec '$OVNI' report -o '$TMP/r.old' '$N6/trace'"
+check "the half-written report is removed" test ! -e "$TMP/r.old"
 grep -q '^TH 1.22067  ' "$TMP/r.txt" && grep -q '^  *ovni/thread-state  *Running  *61.813142ms  *100.00%  *1$' "$TMP/r.txt" &&
 	ok "text: an aligned table with time, share and count" || not_ok "text: an aligned table with time, share and count"
 if command -v python3 >/dev/null; then
