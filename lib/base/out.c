@@ -43,10 +43,11 @@ int out_create(struct out *o, const char *path, size_t cap)
 		close(fd);
 		return -1;
 	}
-	o->cut = 1;
 	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) /* not a device two runs may share */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) { /* not a device two runs may share */
+		o->cut = 1;
 		lock_file(fd, LOCK_EX, path, "another ovni command is reading or writing it");
+	}
 	return 0;
 }
 
@@ -262,9 +263,7 @@ int out_close(struct out *o)
 	o->cap = 0;
 	/* Cut even after a failed write: what is left is then this run's
 	 * part, never this run's part and the older file's tail. */
-	struct stat st;
-	if (o->cut && fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > o->written &&
-	    ftruncate(o->fd, (off_t)o->written) != 0 && rc == 0) {
+	if (o->cut && ftruncate(o->fd, (off_t)o->written) != 0 && rc == 0) {
 		msg_err("%s: cannot cut what is left of the older file: %s", o->name, strerror(errno));
 		rc = -1;
 	}

@@ -19,7 +19,7 @@ struct out {
 	int err; /* errno of the first failed write, 0 if none */
 	uint64_t written; /* bytes handed to write() so far */
 	struct out_writer *writer; /* NULL: write() runs in the caller's thread */
-	int cut; /* out_create's: out_close cuts the file where the writes end */
+	int cut; /* out_create's regular file: out_close cuts it where the writes end */
 };
 
 /* cap 0 picks the default (128 KiB). Returns -1 if the buffer cannot be had. */
