@@ -9,7 +9,7 @@ void lock_file(int fd, int op, const char *path, const char *why)
 {
 	if (flock(fd, op | LOCK_NB) == 0 || errno != EWOULDBLOCK)
 		return;
-	msg_info("%s: %s; waiting for it to end", path, why);
+	msg_warn("%s: %s; waiting for it to end", path, why); /* a quiet command too: else it seems to hang */
 	while (flock(fd, op) != 0 && errno == EINTR)
 		;
 }

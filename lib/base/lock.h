@@ -6,9 +6,9 @@
 #define OVNI_BASE_LOCK_H
 
 /* flock(fd, op), op LOCK_SH or LOCK_EX, held until fd is closed. While
- * another process holds a lock in the way, prints "PATH: WHY; waiting for
- * it to end" once and waits. Where the file system has no flock (Lustre
- * without -o flock), goes on without the lock. */
+ * another process holds a lock in the way, warns "PATH: WHY; waiting for it
+ * to end" once (quiet commands too) and waits. Where the file system has
+ * no flock (Lustre without -o flock), goes on without the lock. */
 void lock_file(int fd, int op, const char *path, const char *why);
 /* The readers' lock: shared, waiting while another ovni command (a sort, an
  * emulation writing its timelines) rewrites the file. */

@@ -293,6 +293,9 @@ if command -v flock >/dev/null; then
 	blocked -s "$TMP/lk.emu/thread.prv" "emu waits while its output is read" : $OVNI emu -o "$TMP/lk.emu" "$TMP/lk.t"
 	same "then it writes it" "$rc $(cmp -s "$TMP/lk.emu/thread.prv" "$TMP/lk.want" && echo same)" "0 same"
 	check_err "its wait is one line naming the file" lk 'thread\.prv: another ovni command is reading or writing it; waiting'
+	# A quiet command (report prints no notes) still says why it waits.
+	blocked -x "$(obs "$TMP/lk.t")" "report waits while a sort holds a stream" : $OVNI report "$TMP/lk.t"
+	check_err "and says so, though quiet" lk 'warning: .*stream\.obs: another ovni command is rewriting it; waiting'
 	# A reader holds a stream: the sort waits, then sorts.
 	rm -rf "$TMP/lk"
 	"$GEN" -n 20000 -t 2 -r 100 -k 4 "$TMP/lk" >/dev/null
