@@ -215,8 +215,7 @@ static int load_stream(struct trace_stream *s, const char *root, const char *rel
 
 	if (join(path, s->dir, "stream.obs") < 0)
 		return -1;
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (!is_file(path)) {
 		msg_err("%s: %s (a stream directory must hold stream.json and stream.obs)", path,
 			access(path, F_OK) == 0 ? "not a regular file" : "missing");
 		return -1;
