@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -44,6 +45,8 @@ static struct slot {
 static _Atomic int nslots; /* slots ever used (a high-water mark) */
 static _Atomic pid_t slots_pid; /* the process the slots belong to (not a forked parent) */
 static _Atomic pid_t collector_pid; /* the process whose collector runs */
+static pthread_t collector_thread;
+static _Atomic uint32_t collector_quit; /* a futex word: rt_kernel_collector_stop */
 static __thread int my_slot = -1;
 static __thread int in_drain; /* the slot is held by this thread (a handler came in) */
 
@@ -116,7 +119,10 @@ static void *collector_main(void *arg)
 	(void)arg;
 	long ms = 8;
 	for (;;) {
-		nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000 }, NULL);
+		struct timespec nap = { ms / 1000, (ms % 1000) * 1000000 };
+		syscall(SYS_futex, &collector_quit, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0);
+		if (atomic_load(&collector_quit))
+			return NULL;
 		uint64_t fullest = 0, ring = 1;
 		int n = atomic_load(&nslots);
 		for (int i = 0; i < n; i++) {
@@ -148,7 +154,7 @@ static void *collector_main(void *arg)
 }
 
 /* This process's collector, started once (again in a forked child). */
-static void collector_start(void)
+void rt_kernel_collector_start(void)
 {
 	pid_t me = getpid(), owner = atomic_load(&collector_pid);
 	if (owner == me || !atomic_compare_exchange_strong(&collector_pid, &owner, me))
@@ -157,10 +163,25 @@ static void collector_start(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pthread_t th;
-	if (rt_pthread_create_real(&th, collector_main, NULL) != 0)
+	if (rt_pthread_create_real(&collector_thread, collector_main, NULL) != 0)
 		atomic_store(&collector_pid, 0); /* drains still empty the rings, less often */
 	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+int rt_kernel_collector_running(void)
+{
+	return atomic_load(&collector_pid) == getpid();
+}
+
+void rt_kernel_collector_stop(void)
+{
+	if (!rt_kernel_collector_running())
+		return;
+	atomic_store(&collector_quit, 1);
+	syscall(SYS_futex, &collector_quit, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	rt_pthread_join_real(collector_thread);
+	atomic_store(&collector_quit, 0);
+	atomic_store(&collector_pid, 0);
 }
 
 /* A slot for this thread's recorder; -1 if all are taken (then only its
@@ -214,7 +235,7 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 	ks.now = ovni_clock_now; /* the TSC-based clock of the thread's events */
 	if (!small) {
 		my_slot = take_slot(t);
-		collector_start();
+		rt_kernel_collector_start();
 	}
 	atomic_fetch_add(&state->kernel_threads, 1);
 	ovni_thread_require("kernel", MODEL_KERNEL_VERSION);

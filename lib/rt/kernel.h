@@ -12,5 +12,11 @@ void rt_kernel_drain(struct rt_thread *t);
 /* Before the thread's OHe: the last switches, then stops; system calls only
  * unless the kernel dropped records (their count goes into the metadata). */
 void rt_kernel_end(struct rt_thread *t);
+/* The collector thread of this process: started by the first thread whose
+ * switches are recorded; stopped (joined) and started again around a call
+ * that needs the process to have one thread (alone.c). */
+void rt_kernel_collector_start(void);
+int rt_kernel_collector_running(void);
+void rt_kernel_collector_stop(void);
 
 #endif

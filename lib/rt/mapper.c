@@ -42,6 +42,8 @@ struct rt_mreq {
 static _Atomic(struct rt_mreq *) queue;
 static _Atomic uint32_t queue_seq;
 static _Atomic pid_t mapper_pid; /* the process whose mapper runs */
+static pthread_t mapper_thread;
+static _Atomic int mapper_quit; /* rt_mapper_stop: end once the queue is empty */
 
 static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
 {
@@ -181,6 +183,8 @@ static void *mapper_main(void *arg)
 		uint32_t seen = atomic_load(&queue_seq);
 		struct rt_mreq *r = atomic_exchange(&queue, NULL);
 		if (!r) {
+			if (atomic_load(&mapper_quit))
+				return NULL;
 			futex_wait(&queue_seq, seen);
 			continue;
 		}
@@ -207,14 +211,30 @@ static int mapper_start(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pthread_t th;
-	int r = rt_pthread_create_real(&th, mapper_main, NULL);
+	int r = rt_pthread_create_real(&mapper_thread, mapper_main, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
 		atomic_store(&mapper_pid, 0);
 		return -1;
 	}
-	return 0; /* never joined: it lives as long as the process */
+	return 0; /* it lives as long as the process, unless stopped */
+}
+
+int rt_mapper_running(void)
+{
+	return atomic_load(&mapper_pid) == getpid();
+}
+
+void rt_mapper_stop(void)
+{
+	if (!rt_mapper_running())
+		return;
+	atomic_store(&mapper_quit, 1);
+	atomic_fetch_add(&queue_seq, 1);
+	futex_wake(&queue_seq);
+	rt_pthread_join_real(mapper_thread);
+	atomic_store(&mapper_quit, 0);
+	atomic_store(&mapper_pid, 0);
 }
 
 /* Asks for the window [off, off + size) of t's stream, and for drop (the

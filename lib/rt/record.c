@@ -496,6 +496,14 @@ int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg)
 	return real ? real(th, NULL, fn, arg) : EAGAIN;
 }
 
+int rt_pthread_join_real(pthread_t th)
+{
+	static int (*real)(pthread_t, void **);
+	if (!real)
+		real = (int (*)(pthread_t, void **))rt_instr_next("pthread_join");
+	return real(th, NULL);
+}
+
 RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	create_fn real = real_create();

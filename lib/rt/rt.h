@@ -152,6 +152,11 @@ void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
 void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);
 void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
+/* 1 if this process's mapper thread runs. */
+int rt_mapper_running(void);
+/* Stops it once the windows asked for are ready; the next request starts
+ * another. Only when no other thread of the program can ask meanwhile. */
+void rt_mapper_stop(void);
 
 /* meta.c */
 void rt_meta_init(struct rt_thread *t);
@@ -180,8 +185,9 @@ int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev);
  * stream that was not ended); with s NULL: the file is up to date. 0 if
  * handed over, -1 if not (not recording, no room). Async-signal-safe. */
 int rt_record_meta_spill(const struct rt_thread *t, const char *s, size_t len, int unfinished);
-/* pthread_create itself, not the recording wrapper. */
+/* pthread_create and pthread_join themselves, not the recording wrappers. */
 int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg);
+int rt_pthread_join_real(pthread_t th);
 extern int rt_record_mode;
 
 #endif

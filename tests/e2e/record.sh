@@ -422,6 +422,52 @@ same "killed by a signal: the last line names it" "$(tail -n 1 "$TMP/err" | grep
 rec endkill "$TMP/crash" kill
 same "killed by SIGKILL: the last line names it" "$(tail -n 1 "$TMP/err" | grep -o 'crash was killed by SIGKILL.*')" "crash was killed by SIGKILL (Killed)"
 
+# --- Namespaces: a program alone in its process may enter a new user
+# namespace (the kernel refuses it to a process of several threads); the
+# recorder's own threads must not make it fail. Where the kernel refuses it
+# to everyone, nothing to compare. ---
+$CC -O1 -pthread -o "$TMP/ns" "$SRC/ns.c" || not_ok "compile ns.c"
+if "$TMP/ns" alone 0 >"$TMP/ns.plain" 2>&1 && grep -q 'unshare: done' "$TMP/ns.plain"; then
+	for how in alone threads; do
+		"$TMP/ns" $how 0 >"$TMP/ns.plain" 2>&1
+		for k in --no-kernel --kernel; do
+			rm -rf "$TMP/ns-$how"
+			"$OVNI" record $k -o "$TMP/ns-$how" -- "$TMP/ns" $how 10000 >"$TMP/ns.out" 2>"$TMP/err"
+			same "unshare, $how, $k: exit status" "$?" 0
+			same "unshare, $how, $k: the program's answer is the one without the recorder" \
+				"$(cat "$TMP/ns.out")" "$(cat "$TMP/ns.plain")"
+			emu_ok "unshare, $how, $k: ovni emu accepts the trace" "$TMP/ns-$how"
+			same "unshare, $how, $k: every blocking call before and after it is in the trace" \
+				"$("$OVNI" dump "$TMP/ns-$how" 2>/dev/null | grep -c ' OM\[ .* pushes 4 onto mark 99$')" 20000
+		done
+	done
+	if command -v unshare >/dev/null 2>&1 && unshare -r true 2>/dev/null; then
+		rm -rf "$TMP/ns-r"
+		"$OVNI" record -o "$TMP/ns-r" -- unshare -r sh -c 'exit 3' >/dev/null 2>&1
+		same "unshare -r sh -c 'exit 3': the shell's status" "$?" 3
+		emu_ok "unshare -r: ovni emu accepts the trace" "$TMP/ns-r"
+	fi
+else
+	echo "ok - # SKIP user namespaces refused here: $(head -n 1 "$TMP/ns.plain")"
+fi
+# Joining a mount namespace needs an fs_struct of one user (no thread
+# made with CLONE_FS): nsenter -m, where this machine allows it.
+if command -v nsenter >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1; then
+	unshare -m sleep 30 2>/dev/null &
+	holder=$!
+	sleep 0.3
+	if nsenter -m -t "$holder" true 2>/dev/null; then
+		rm -rf "$TMP/ns-m"
+		"$OVNI" record -o "$TMP/ns-m" -- nsenter -m -t "$holder" sh -c 'exit 4' >/dev/null 2>"$TMP/err"
+		same "nsenter -m: the shell's status" "$?" 4
+		emu_ok "nsenter -m: ovni emu accepts the trace" "$TMP/ns-m"
+	else
+		echo "ok - # SKIP nsenter -m refused here"
+	fi
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+fi
+
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
 	$CC -O1 -pthread -o "$TMP/affinity" "$SRC/affinity.c" || not_ok "compile affinity.c"
