@@ -6,6 +6,8 @@
 #include "rt/kernel.h"
 #include "base/fail.h"
 #include "rt/rt.h"
+#include "base/file.h"
+#include "trace/kspill.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -210,10 +212,7 @@ static void require(struct rt_thread *t, const char *model, const char *version)
  * stream goes on as one thread. */
 static int resume_meta(struct rt_thread *t)
 {
-	char path[PATH_MAX];
-	if ((size_t)snprintf(path, sizeof(path), "%s/stream.json", t->dir) >= sizeof(path))
-		return -1;
-	struct json *m = json_parse_file(path);
+	struct json *m = json_parse_file(t->where->json);
 	if (!m || m->type != JSON_OBJECT) {
 		json_free(m);
 		return -1;
@@ -229,26 +228,35 @@ static int resume_meta(struct rt_thread *t)
 
 void rt_thread_start(struct rt_thread *t, int tid, int resume)
 {
-	struct rt_thread zero = { .slot = -1 };
+	struct rt_where *w = t->where;
 	free(t->cpus);
 	free(t->final_json);
 	json_free(t->meta);
-	*t = zero;
+	memset(t, 0, sizeof(*t)); /* no zeroed copy on the stack: it may be small */
+	t->slot = -1;
+	t->where = w = w ? w : malloc(sizeof(*w));
+	if (!w)
+		rt_die("ovni_thread_init", "out of memory");
 	t->tid = tid;
-	thread_path(t->final_dir, rt_proc.root, tid);
+	thread_path(w->final_dir, rt_proc.root, tid);
 	if (rt_proc.tmproot[0])
-		thread_path(t->dir, rt_proc.tmproot, tid);
+		thread_path(w->dir, rt_proc.tmproot, tid);
 	else
-		strcpy(t->dir, t->final_dir);
-	if (rt_mkpath(t->final_dir) != 0 || rt_mkpath(t->dir) != 0)
-		rt_die("ovni_thread_init", "cannot create directory %s: %s", t->dir, strerror(errno));
+		strcpy(w->dir, w->final_dir);
+	if (rt_mkpath(w->final_dir) != 0 || rt_mkpath(w->dir) != 0)
+		rt_die("ovni_thread_init", "cannot create directory %s: %s", w->dir, strerror(errno));
+	if (file_join_to(w->obs.path, sizeof(w->obs.path), w->dir, "stream.obs") >= sizeof(w->obs.path) ||
+	    file_join_to(w->json, sizeof(w->json), w->dir, "stream.json") >= sizeof(w->json) ||
+	    file_join_to(w->final_obs, sizeof(w->final_obs), w->final_dir, "stream.obs") >= sizeof(w->final_obs) ||
+	    file_join_to(w->final_json, sizeof(w->final_json), w->final_dir, "stream.json") >= sizeof(w->final_json))
+		rt_die("ovni_thread_init", "path too long: %s", w->dir);
+	if (file_join_to(w->spill, sizeof(w->spill), w->dir, KSPILL_NAME) >= sizeof(w->spill))
+		w->spill[0] = '\0';
 	/* Record mode: a stream of this pid and tid already there (an exec from
 	 * another thread, a reused pid) goes on instead of being overwritten. */
-	char obs[PATH_MAX + 16];
-	snprintf(obs, sizeof(obs), "%s/stream.obs", t->dir);
 	if (rt_record_mode)
 		rt_move_back(t);
-	if (rt_record_mode && !resume && access(obs, F_OK) == 0)
+	if (rt_record_mode && !resume && access(w->obs.path, F_OK) == 0)
 		resume = 1;
 	rt_stream_open(t, resume);
 	if (!resume || resume_meta(t) != 0) {
@@ -284,6 +292,8 @@ void rt_thread_release(struct rt_thread *t)
 	free(t->cpus);
 	t->cpus = NULL;
 	t->ncpus = t->capcpus = 0;
+	free(t->where);
+	t->where = NULL;
 }
 
 RT_API void ovni_thread_init(pid_t tid)

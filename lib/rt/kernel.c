@@ -77,12 +77,6 @@ static void let_go(int i)
 	atomic_store(&slots[i].busy, 0);
 }
 
-static void spill_path(const struct rt_thread *t, char path[PATH_MAX])
-{
-	if (file_join_to(path, PATH_MAX, t->dir, KSPILL_NAME) >= PATH_MAX)
-		path[0] = '\0';
-}
-
 /* The spill of k in a file beside t's stream, so that the switches
  * collected and not yet drained outlive a SIGKILL (the recorder's salvage
  * writes them). Made by the collector the first time it finds switches (a
@@ -98,8 +92,7 @@ static int spill_file(struct kswitch *k, const struct rt_thread *t)
 	size_t size = has ? k->shared_size : SPILL_FILE_SIZE;
 	while ((size - sizeof(struct kspill_head)) / 8 < need)
 		size *= 2;
-	char path[PATH_MAX];
-	spill_path(t, path);
+	const char *path = t->where->spill;
 	int fd = path[0] ? open(path, O_RDWR | O_CREAT | (has ? 0 : O_TRUNC) | O_CLOEXEC, 0644) : -1;
 	if (fd < 0)
 		return -1;
@@ -290,8 +283,6 @@ void rt_kernel_end(struct rt_thread *t)
 	int had_file = ks.shared != NULL;
 	kswitch_close(&ks);
 	my_slot = -1;
-	char path[PATH_MAX];
-	spill_path(t, path);
-	if (had_file && path[0])
-		unlink(path); /* drained: nothing left in it */
+	if (had_file && t->where->spill[0])
+		unlink(t->where->spill); /* drained: nothing left in it */
 }

@@ -250,7 +250,7 @@ void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *dro
 			munmap(drop, drop_size);
 		return;
 	}
-	r->file = t->obs;
+	r->file = t->where->obs;
 	r->off = off;
 	r->size = size;
 	r->addr = NULL;

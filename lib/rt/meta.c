@@ -84,11 +84,9 @@ void rt_meta_changed(struct rt_thread *t)
 /* Written beside and renamed over: a crash never leaves half a file. */
 static void write_text(struct rt_thread *t, const char *s, size_t len)
 {
-	char dst[PATH_MAX];
+	const char *dst = t->where->json;
 	if (t->lost) /* its stream is not recorded any more (stream.c) */
 		return;
-	if ((size_t)snprintf(dst, sizeof(dst), "%s/stream.json", t->dir) >= sizeof(dst))
-		rt_die("rt_meta_write", "path too long: %s", t->dir);
 	if (file_write_atomic_at(AT_FDCWD, dst, s, len, 0644, 0) == 0)
 		rt_record_meta_spill(t, NULL, 0, 0);
 	else if (rt_record_meta_spill(t, s, len, 0) != 0) /* else the recorder writes it */

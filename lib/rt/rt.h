@@ -62,6 +62,18 @@ struct rt_file {
 	uint64_t dev, ino;
 };
 
+/* Where a thread's stream goes: 28 KiB of paths, kept on the heap so that
+ * the shim's thread-local block stays small. glibc carves that block out of
+ * every thread's stack: a program's thread of 16 KiB must still start. */
+struct rt_where {
+	char dir[PATH_MAX]; /* where the stream is written */
+	char final_dir[PATH_MAX]; /* where it ends (differs with OVNI_TMPDIR) */
+	struct rt_file obs; /* its stream.obs */
+	char json[PATH_MAX]; /* its stream.json: no path is built on a small stack */
+	char spill[PATH_MAX]; /* its kswitch.spill, "" if the path is too long */
+	char final_obs[PATH_MAX], final_json[PATH_MAX]; /* in final_dir */
+};
+
 struct rt_thread {
 	/* Hot: the free space of the mapped window, the clock anchor. */
 	uint8_t *pos, *end;
@@ -87,9 +99,7 @@ struct rt_thread {
 	struct json *meta; /* stream.json as it is now, without the final keys */
 	char *final_json; /* rendered with the final keys, ready for a crash */
 	size_t final_len;
-	char dir[PATH_MAX]; /* where the stream is written */
-	char final_dir[PATH_MAX]; /* where it ends (differs with OVNI_TMPDIR) */
-	struct rt_file obs; /* its stream.obs */
+	struct rt_where *where; /* off the thread-local block (rt_thread_start) */
 };
 
 /* The TSC clock (clock.c); window 0 sends every reading to the slow path. */

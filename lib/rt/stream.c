@@ -32,7 +32,7 @@ static void lose(struct rt_thread *t, int err, const char *what, const char *aga
 		return;
 	t->lost = 1;
 	rt_warn("ovni: cannot %s %s%s (%s): the events of thread %d from now on are not recorded\n", what,
-		t->obs.path, again, err == ESTALE ? "another file has its name" : strerror(err), t->tid);
+		t->where->obs.path, again, err == ESTALE ? "another file has its name" : strerror(err), t->tid);
 }
 
 static void *map_lost(struct rt_thread *t, size_t size, int err)
@@ -55,7 +55,7 @@ static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size)
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-	void *p = rt_map_pages(&t->obs, off, size);
+	void *p = rt_map_pages(&t->where->obs, off, size);
 	int err = errno;
 	if (!p && err == EFBIG && !sigismember(&old, SIGXFSZ)) {
 		const struct timespec now = { 0, 0 };
@@ -92,7 +92,7 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 				p = map_lost(t, size, err);
 		}
 		if (!p)
-			rt_die("rt_stream_grow", "cannot extend and map %s/stream.obs: %s", t->dir, strerror(errno));
+			rt_die("rt_stream_grow", "cannot extend and map %s/stream.obs: %s", t->where->dir, strerror(errno));
 	}
 	t->win = p;
 	t->win_off = off;
@@ -126,12 +126,6 @@ void rt_stream_grow(struct rt_thread *t, size_t need)
 	map_window(t, used, need, t->win, t->win_size);
 }
 
-static void path_in(char *dst, const char *dir, const char *name)
-{
-	if (file_join_to(dst, PATH_MAX, dir, name) >= PATH_MAX)
-		rt_die("rt_stream_open", "path too long: %s/%s", dir, name);
-}
-
 /* Where the whole events of a stream end, and how many there are: a
  * stream cut by a crash still has the zero bytes of its last window after
  * them. */
@@ -154,12 +148,11 @@ static uint64_t events_end(int fd, uint64_t size, uint64_t *count)
 
 /* resume: an exec'd image continues the stream of its thread (same pid and
  * tid) after the events already there. The descriptor is closed once the
- * first window is mapped (struct rt_file). */
+ * first window is mapped (struct rt_file, its path set by rt_thread_start). */
 void rt_stream_open(struct rt_thread *t, int resume)
 {
-	path_in(t->obs.path, t->dir, "stream.obs");
 	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC);
-	int fd = open(t->obs.path, flags, 0644);
+	int fd = open(t->where->obs.path, flags, 0644);
 	struct stat st;
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 		/* the program holds all the descriptors it may: it goes on, this
@@ -172,9 +165,9 @@ void rt_stream_open(struct rt_thread *t, int resume)
 		return;
 	}
 	if (fd < 0 || fstat(fd, &st) != 0)
-		rt_die("rt_stream_open", "cannot open %s: %s", t->obs.path, strerror(errno));
-	t->obs.dev = (uint64_t)st.st_dev;
-	t->obs.ino = (uint64_t)st.st_ino;
+		rt_die("rt_stream_open", "cannot open %s: %s", t->where->obs.path, strerror(errno));
+	t->where->obs.dev = (uint64_t)st.st_dev;
+	t->where->obs.ino = (uint64_t)st.st_ino;
 	t->stream_open = 1;
 	uint64_t used = 0;
 	t->nev = 0;
@@ -211,9 +204,9 @@ void rt_stream_close(struct rt_thread *t)
 	if (t->lost)
 		return;
 	struct stat st;
-	int fd = rt_file_open(&t->obs, &st);
+	int fd = rt_file_open(&t->where->obs, &st);
 	if (fd < 0 || ftruncate(fd, (off_t)used) != 0) {
-		rt_warn("ovni: cannot cut %s to %llu bytes\n", t->obs.path, (unsigned long long)used);
+		rt_warn("ovni: cannot cut %s to %llu bytes\n", t->where->obs.path, (unsigned long long)used);
 		t->lost = 1; /* no final metadata: it is ended at its last event, as if killed */
 	}
 	if (fd >= 0)
@@ -241,37 +234,32 @@ void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const v
 	rt_stream_put(t, ev, 12 + n);
 }
 
-/* Copies src to dst with read/write only (signal handlers use it). */
-/* OVNI_TMPDIR: the finished stream moves to its final directory. */
-static void move_stream(const char *from, const char *to)
+/* OVNI_TMPDIR: the stream's two files move between its directories. */
+static void move_file(const char *src, const char *dst)
 {
-	static const char *const names[] = { "stream.obs", "stream.json" };
-	for (int i = 0; i < 2; i++) {
-		char src[PATH_MAX], dst[PATH_MAX];
-		path_in(src, from, names[i]);
-		path_in(dst, to, names[i]);
-		if (file_move(src, dst) != 0)
-			rt_warn("cannot move %s to %s\n", src, dst);
-	}
+	if (file_move(src, dst) != 0)
+		rt_warn("cannot move %s to %s\n", src, dst);
 }
 
 void rt_move_files(struct rt_thread *t)
 {
-	if (strcmp(t->dir, t->final_dir) == 0)
+	struct rt_where *w = t->where;
+	if (strcmp(w->dir, w->final_dir) == 0)
 		return;
-	move_stream(t->dir, t->final_dir);
-	rmdir(t->dir);
+	move_file(w->obs.path, w->final_obs);
+	move_file(w->json, w->final_json);
+	rmdir(w->dir);
 }
 
 /* A stream that already ended (moved out of OVNI_TMPDIR) and goes on: back
  * to the tmpdir, so that it is continued and not replaced. */
 void rt_move_back(struct rt_thread *t)
 {
-	char tmp[PATH_MAX], final[PATH_MAX];
-	if (strcmp(t->dir, t->final_dir) == 0)
+	struct rt_where *w = t->where;
+	if (strcmp(w->dir, w->final_dir) == 0)
 		return;
-	path_in(tmp, t->dir, "stream.obs");
-	path_in(final, t->final_dir, "stream.obs");
-	if (access(tmp, F_OK) != 0 && access(final, F_OK) == 0)
-		move_stream(t->final_dir, t->dir);
+	if (access(w->obs.path, F_OK) != 0 && access(w->final_obs, F_OK) == 0) {
+		move_file(w->final_obs, w->obs.path);
+		move_file(w->final_json, w->json);
+	}
 }

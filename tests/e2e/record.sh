@@ -422,6 +422,29 @@ same "killed by a signal: the last line names it" "$(tail -n 1 "$TMP/err" | grep
 rec endkill "$TMP/crash" kill
 same "killed by SIGKILL: the last line names it" "$(tail -n 1 "$TMP/err" | grep -o 'crash was killed by SIGKILL.*')" "crash was killed by SIGKILL (Killed)"
 
+# --- Threads with small stacks (16 KiB is glibc's least): the shim's
+# thread-local data and its work at a thread's start and end come out of
+# them; none fails to start or overflows where it ran without the recorder. ---
+$CC -O1 -pthread -o "$TMP/stack" "$SRC/stack.c" || not_ok "compile stack.c"
+"$TMP/stack" 16 20 24 32 64 >"$TMP/stack.plain" 2>&1
+for k in --no-kernel --kernel; do
+	rm -rf "$TMP/stack-t"
+	OVNI_TMPDIR= "$OVNI" record $k -o "$TMP/stack-t" -- "$TMP/stack" 16 20 24 32 64 >"$TMP/stack.out" 2>"$TMP/err"
+	same "small stacks, $k: exit status" "$?" 0
+	same "small stacks, $k: every thread ran as without the recorder" "$(cat "$TMP/stack.out")" "$(cat "$TMP/stack.plain")"
+	emu_ok "small stacks, $k: ovni emu accepts the trace" "$TMP/stack-t"
+	same "small stacks, $k: each thread's stream runs from OHx to OHe" "$(bounds "$TMP/stack-t")" "6xOHx-OHe "
+done
+# --tmpdir: each thread's files move at its end (copied where the tmpdir
+# is another file system, /dev/shm here when there is one).
+stmp=$TMP/stack-tmp
+[ -d /dev/shm ] && [ -w /dev/shm ] && stmp=$(mktemp -d /dev/shm/ovni-test-stack.XXXXXX)
+rm -rf "$TMP/stack-t" && mkdir -p "$stmp"
+"$OVNI" record --tmpdir "$stmp" -o "$TMP/stack-t" -- "$TMP/stack" 16 20 24 32 64 >"$TMP/stack.out" 2>"$TMP/err"
+same "small stacks, --tmpdir: every thread ran as without the recorder" "$?:$(cat "$TMP/stack.out")" "0:$(cat "$TMP/stack.plain")"
+same "small stacks, --tmpdir: each thread's stream runs from OHx to OHe" "$(bounds "$TMP/stack-t")" "6xOHx-OHe "
+rm -rf "$stmp"
+
 # --- Namespaces: a program alone in its process may enter a new user
 # namespace (the kernel refuses it to a process of several threads); the
 # recorder's own threads must not make it fail. Where the kernel refuses it
