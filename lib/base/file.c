@@ -306,21 +306,14 @@ void file_remove_tree(const char *dir)
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int file_copy(const char *src, const char *dst, mode_t mode)
+int file_copy_from(int in, const char *dst, mode_t mode)
 {
-	int in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -1;
 	struct stat st;
 	if (mode == (mode_t)-1)
 		mode = fstat(in, &st) == 0 ? st.st_mode & 07777 : 0644;
 	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (out < 0) {
-		int err = errno;
-		close(in);
-		errno = err;
+	if (out < 0)
 		return -1;
-	}
 	/* mapped: not on the stack (the shim runs this on threads of 16 KiB)
 	 * nor from malloc (nor in a signal handler) */
 	size_t cap = 65536;
@@ -335,11 +328,22 @@ int file_copy(const char *src, const char *dst, mode_t mode)
 	int err = errno;
 	if (buf != MAP_FAILED)
 		munmap(buf, cap);
-	close(in);
 	if (close(out) != 0 && rc == 0) {
 		rc = -1;
 		err = errno;
 	}
+	errno = err;
+	return rc;
+}
+
+int file_copy(const char *src, const char *dst, mode_t mode)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	int rc = file_copy_from(in, dst, mode);
+	int err = errno;
+	close(in);
 	errno = err;
 	return rc;
 }

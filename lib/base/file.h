@@ -55,6 +55,8 @@ void file_names_free(char **v, size_t n);
 /* cp src dst: the bytes of src into dst, created with mode ((mode_t)-1:
  * src's) or truncated. 0, or -1 with errno (a read error included). */
 int file_copy(const char *src, const char *dst, mode_t mode);
+/* The same from the open descriptor in, read from where it stands. */
+int file_copy_from(int in, const char *dst, mode_t mode);
 /* mv src dst: a rename, or across file systems a copy (same mode) and then
  * the unlink of src, only once the copy is whole. 0, or -1 with errno. */
 int file_move(const char *src, const char *dst);

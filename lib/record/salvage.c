@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "base/lock.h"
 #include "base/msg.h"
 #include "base/json.h"
 #include "trace/kspill.h"
@@ -349,13 +350,21 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 }
 
 /* The file at dst: the same inode when possible (the reader never writes
- * it), else a copy. */
+ * it), else a copy, read under the readers' lock (an `ovni sort` may be
+ * rewriting it). */
 static int link_or_copy(const char *src, const char *dst, int must_copy)
 {
 	if (!must_copy && link(src, dst) == 0)
 		return 0;
-	if (file_copy(src, dst, 0644) != 0) {
-		msg_err("cannot copy %s to %s: %s", src, dst, strerror(errno));
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in >= 0)
+		lock_for_reading(in, src);
+	int rc = in < 0 ? -1 : file_copy_from(in, dst, 0644);
+	int err = errno;
+	if (in >= 0)
+		close(in);
+	if (rc != 0) {
+		msg_err("cannot copy %s to %s: %s", src, dst, strerror(err));
 		return -1;
 	}
 	return 0;

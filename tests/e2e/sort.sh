@@ -296,6 +296,13 @@ if command -v flock >/dev/null; then
 	# A quiet command (report prints no notes) still says why it waits.
 	blocked -x "$(obs "$TMP/lk.t")" "report waits while a sort holds a stream" : $OVNI report "$TMP/lk.t"
 	check_err "and says so, though quiet" lk 'warning: .*stream\.obs: another ovni command is rewriting it; waiting'
+	# emu --salvage copies a cut stream to end it: under the same lock.
+	rm -rf "$TMP/lk.c" "$TMP/lk.emu2" && cp -r "$TMP/lk.t" "$TMP/lk.c"
+	cut=$(obs "$TMP/lk.c")
+	sed -i 's/"finished": 1/"finished": 0/' "${cut%.obs}.json"
+	blocked -x "$cut" "emu --salvage waits while a sort holds the stream it copies" : \
+		$OVNI emu --salvage -o "$TMP/lk.emu2" "$TMP/lk.c"
+	same "then it ends the copy and emulates it" "$rc $(grep -c 'unfinished: the thread is ended' "$TMP/lk.err")" "0 1"
 	# A reader holds a stream: the sort waits, then sorts.
 	rm -rf "$TMP/lk"
 	"$GEN" -n 20000 -t 2 -r 100 -k 4 "$TMP/lk" >/dev/null
