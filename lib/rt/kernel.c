@@ -96,6 +96,7 @@ static int spill_file(struct kswitch *k, const struct rt_thread *t)
 	int fd = path[0] ? open(path, O_RDWR | O_CREAT | (has ? 0 : O_TRUNC) | O_CLOEXEC, 0644) : -1;
 	if (fd < 0)
 		return -1;
+	rt_fix_mode(fd, NULL, 0644);
 	void *m = MAP_FAILED;
 	if (size == (has ? k->shared_size : 0) || rt_write_zeros(fd, has ? k->shared_size : 0, size) == 0)
 		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

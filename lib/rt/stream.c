@@ -166,6 +166,8 @@ void rt_stream_open(struct rt_thread *t, int resume)
 	}
 	if (fd < 0 || fstat(fd, &st) != 0)
 		rt_die("rt_stream_open", "cannot open %s: %s", t->where->obs.path, strerror(errno));
+	if (!resume)
+		rt_fix_mode(fd, NULL, 0644);
 	t->where->obs.dev = (uint64_t)st.st_dev;
 	t->where->obs.ino = (uint64_t)st.st_ino;
 	t->stream_open = 1;

@@ -43,6 +43,16 @@ pid_t rt_gettid(void)
 }
 
 /* mkdir -p with mode 0755; 0 or -1 with errno. */
+void rt_fix_mode(int fd, const char *path, mode_t mode)
+{
+	if (!rt_record_mode)
+		return;
+	if (fd >= 0)
+		fchmod(fd, mode);
+	else
+		chmod(path, mode);
+}
+
 int rt_mkpath(const char *path)
 {
 	char p[PATH_MAX];
@@ -57,7 +67,9 @@ int rt_mkpath(const char *path)
 			continue;
 		char c = p[i];
 		p[i] = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+		if (mkdir(p, 0755) == 0)
+			rt_fix_mode(-1, p, 0755);
+		else if (errno != EEXIST)
 			return -1;
 		p[i] = c;
 	}

@@ -445,6 +445,29 @@ same "small stacks, --tmpdir: every thread ran as without the recorder" "$?:$(ca
 same "small stacks, --tmpdir: each thread's stream runs from OHx to OHe" "$(bounds "$TMP/stack-t")" "6xOHx-OHe "
 rm -rf "$stmp"
 
+# --- The program's umask is not the recorder's: a program that masks its
+# own write or search bits (umask 0277, 0777) still starts children whose
+# streams the shim can write and the user can read. Root reads and writes
+# anything, so this runs as nobody when the tests run as root. ---
+as_user=
+[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if [ "$(id -u)" != 0 ] || [ -n "$as_user" ]; then
+	U=$TMP/umask
+	mkdir -p "$U" && chmod 711 "$TMP"
+	[ -n "$as_user" ] && chown 65534:65534 "$U"
+	for m in 0277 0777; do
+		rm -rf "$U/t" "$U/e"
+		$as_user env -u XDG_RUNTIME_DIR HOME="$U" TMPDIR="$U" "$OVNI" record -o "$U/t" -- \
+			sh -c "umask $m; sh -c 'echo child'" >"$TMP/out" 2>"$TMP/err" </dev/null
+		same "umask $m: the program and its child end as without the recorder" "$?:$(cat "$TMP/out")" "0:child"
+		$as_user env HOME="$U" "$OVNI" emu -o "$U/e" "$U/t" >/dev/null 2>"$TMP/err"
+		same "umask $m: the user's ovni emu reads every stream" "$?:$(find "$U/t" -name stream.obs | wc -l | tr -d ' ')" "0:2"
+	done
+	chmod 700 "$TMP"
+else
+	echo "ok - # SKIP umask: root without setpriv"
+fi
+
 # --- Namespaces: a program alone in its process may enter a new user
 # namespace (the kernel refuses it to a process of several threads); the
 # recorder's own threads must not make it fail. Where the kernel refuses it
