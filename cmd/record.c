@@ -219,6 +219,7 @@ static struct rt_state *make_state(char *path, size_t n)
 		return NULL;
 	}
 	s->ncpus = online_cpus(s->phyid, RT_STATE_MAXCPU);
+	s->pidns = rt_state_pidns_now();
 	s->magic = RT_STATE_MAGIC;
 	return s;
 }

@@ -7,10 +7,15 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#define RT_STATE_MAGIC 0x32647263696e766full /* "ovnircd2" */
+#define RT_STATE_MAGIC 0x33647263696e766full /* "ovnircd3" */
 #define RT_STATE_MAXCPU 4096
 #define RT_STATE_MAXSTREAMS 65536
+#define RT_STATE_MAXNS 255 /* pid namespaces other than the recorder's with ids of their own */
+#define RT_STATE_NS_SHIFT 22 /* a pid is below 2^22 (the kernel's pid_max limit) */
 
 /* A stream: made by the shim when its thread starts; when the thread has
  * ended cleanly (stream cut to its events, final metadata written), the
@@ -30,6 +35,17 @@ struct rt_state_stream {
 	_Atomic uint64_t meta;
 };
 
+/* The inode of the calling process's pid namespace, 0 without /proc. */
+static inline uint64_t rt_state_pidns_now(void)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+	if (n <= 5 || memcmp(link, "pid:[", 5) != 0)
+		return 0;
+	link[n] = '\0';
+	return strtoull(link + 5, NULL, 10);
+}
+
 #define RT_STATE_META_BYTES (1u << 20) /* about 500 stream.json; sparse: pages only where used */
 #define RT_STATE_META_UNFINISHED (1ull << 63)
 #define RT_STATE_META_LEN(m) ((m) & 0xffffffu)
@@ -48,6 +64,12 @@ struct rt_state {
 	_Atomic uint32_t kernel_refused; /* the notice was printed */
 	_Atomic uint32_t kernel_threads; /* threads whose switches are recorded */
 	_Atomic uint64_t meta_used; /* bytes of meta[] taken, never given back */
+	/* The recorder's pid namespace (its inode; 0: unknown). A process in
+	 * another one (a container, unshare --pid) has pids and tids that
+	 * another namespace has too: in the trace they are the kernel's plus
+	 * (i + 1) << RT_STATE_NS_SHIFT, i its namespace's slot here. */
+	uint64_t pidns;
+	_Atomic uint64_t pidns_seen[RT_STATE_MAXNS];
 	char meta[RT_STATE_META_BYTES];
 };
 

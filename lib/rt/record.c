@@ -32,6 +32,28 @@ static struct rt_state *state;
 static _Atomic uint64_t next_tag = 1;
 static int has_rank, rank, nranks;
 
+/* Ids in the trace: the kernel's pid or tid plus this process's pid
+ * namespace base (lib/record/state.h), 0 in the recorder's namespace. */
+static int id_base;
+
+static int ns_base(void)
+{
+	uint64_t ns = rt_state_pidns_now();
+	if (!state->pidns || !ns || ns == state->pidns)
+		return 0;
+	for (int i = 0; i < RT_STATE_MAXNS; i++) {
+		uint64_t seen = 0;
+		if (atomic_compare_exchange_strong(&state->pidns_seen[i], &seen, ns) || seen == ns)
+			return (i + 1) << RT_STATE_NS_SHIFT;
+	}
+	return 0; /* that many namespaces: ids as the kernel gives them */
+}
+
+static int trace_id(int kernel_id)
+{
+	return id_base + kernel_id;
+}
+
 /* ---- Placement ---- */
 
 static int cpu_index(int phyid)
@@ -193,11 +215,11 @@ int rt_record_meta_spill(const struct rt_thread *t, const char *s, size_t len, i
 static void thread_begin(int creator, uint64_t tag, int resume)
 {
 	struct rt_thread *t = &rt_self;
-	int tid = rt_gettid();
+	int tid = trace_id(rt_gettid());
 	/* A cancellation point inside would leave a half-made stream. */
 	int cancel;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-	int slot = resume ? find_stream(getpid(), tid) : register_stream(getpid(), tid);
+	int slot = resume ? find_stream(rt_proc.pid, tid) : register_stream(rt_proc.pid, tid);
 	rt_thread_start(t, tid, resume);
 	t->slot = slot;
 	t->automatic = 1;
@@ -295,7 +317,7 @@ static void proc_begin(int creator, int resume)
 	atomic_store(&rt_proc.state, RT_UNINIT);
 	const char *loom = rt_env("OVNI_RECORD_LOOM");
 	const char *app = rt_env("OVNI_RECORD_APPID");
-	ovni_proc_init(app ? atoi(app) : 1, loom ? loom : "unknown.0", getpid());
+	ovni_proc_init(app ? atoi(app) : 1, loom ? loom : "unknown.0", trace_id(getpid()));
 	if (!resume)
 		atomic_fetch_add(&state->nprocs, 1);
 	thread_begin(creator, 0, resume);
@@ -370,6 +392,7 @@ static void after_fork_child(void)
 	t->ready = 0;
 	t->slot = -1;
 	memset(reg, 0, sizeof(reg));
+	id_base = ns_base(); /* the child of an unshare(CLONE_NEWPID) is in the new one */
 	proc_begin(fork_parent_tid, 0);
 }
 
@@ -399,7 +422,7 @@ static int resuming(void)
 	if (!s)
 		return 0;
 	int pid = 0, tid = 0;
-	int r = sscanf(s, "%d.%d", &pid, &tid) == 2 && pid == getpid() && tid == rt_gettid();
+	int r = sscanf(s, "%d.%d", &pid, &tid) == 2 && pid == trace_id(getpid()) && tid == trace_id(rt_gettid());
 	free(s);
 	return r;
 }
@@ -417,6 +440,7 @@ __attribute__((constructor)) static void record_start(void)
 		return;
 	}
 	rt_record_mode = 1;
+	id_base = ns_base();
 	rt_env_hide();
 	find_rank();
 	proc_begin(-1, resuming());
@@ -578,7 +602,7 @@ RT_API int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask)
 	if (r == 0 && rt_record_mode) {
 		cpu_set_t set;
 		copy_set(&set, size, mask);
-		moved(pid == 0 || pid == rt_self.tid ? &rt_self : reg_find(pid, NULL), &set);
+		moved(pid == 0 || trace_id(pid) == rt_self.tid ? &rt_self : reg_find(trace_id(pid), NULL), &set);
 	}
 	return r;
 }
@@ -610,7 +634,7 @@ static int exec_begin(char *resume, size_t n)
 {
 	struct rt_thread *t = &rt_self;
 	/* A vfork child shares our memory: leave the parent's stream alone. */
-	if (!rt_record_mode || !t->ready || !t->automatic || getpid() != rt_proc.pid)
+	if (!rt_record_mode || !t->ready || !t->automatic || trace_id(getpid()) != rt_proc.pid)
 		return 0;
 	snprintf(resume, n, RT_ENV_RESUME "=%d.%d", rt_proc.pid, t->tid);
 	thread_finish(t);

@@ -496,6 +496,25 @@ if "$TMP/ns" alone 0 >"$TMP/ns.plain" 2>&1 && grep -q 'unshare: done' "$TMP/ns.p
 else
 	echo "ok - # SKIP user namespaces refused here: $(head -n 1 "$TMP/ns.plain")"
 fi
+# pid namespaces (containers, unshare --pid): each has a pid 1 of its own.
+# Two of them under one recorder are two processes in the trace, not one
+# stream that an "exec" continued.
+if command -v unshare >/dev/null 2>&1 && unshare -r --fork --pid true 2>/dev/null; then
+	rm -rf "$TMP/pidns"
+	"$OVNI" record -o "$TMP/pidns" -- sh -c 'unshare -r --fork --pid sh -c "sh -c true"; unshare -r --fork --pid sh -c "sh -c true"' \
+		>/dev/null 2>"$TMP/err" </dev/null
+	same "two pid namespaces: exit status" "$?" 0
+	grep -q ' 7 processes, 7 threads, ' "$TMP/err" && ok "two pid namespaces: 7 processes recorded" ||
+		{ not_ok "two pid namespaces: 7 processes recorded"; sed 's/^/#   /' "$TMP/err"; }
+	# OHx per stream: once, twice in the two whose fork child (pid 1) execs sh
+	same "two pid namespaces: each process its own stream" \
+		"$("$OVNI" dump "$TMP/pidns" 2>/dev/null | awk '$2 == "OHx" {n[$3]++} END {for (s in n) print n[s]}' | sort | uniq -c | tr -s ' ' | tr '\n' ' ')" \
+		" 5 1  2 2 "
+	emu_ok "two pid namespaces: ovni emu accepts the trace" "$TMP/pidns"
+	ref_same "two pid namespaces" "$TMP/pidns"
+else
+	echo "ok - # SKIP unshare -r --fork --pid refused here"
+fi
 # Joining a mount namespace needs an fs_struct of one user (no thread
 # made with CLONE_FS): nsenter -m, where this machine allows it.
 if command -v nsenter >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1; then
