@@ -485,6 +485,8 @@ if "$TMP/ns" alone 0 >"$TMP/ns.plain" 2>&1 && grep -q 'unshare: done' "$TMP/ns.p
 			emu_ok "unshare, $how, $k: ovni emu accepts the trace" "$TMP/ns-$how"
 			same "unshare, $how, $k: every blocking call before and after it is in the trace" \
 				"$("$OVNI" dump "$TMP/ns-$how" 2>/dev/null | grep -c ' OM\[ .* pushes 4 onto mark 99$')" 20000
+			[ $how = alone ] && same "unshare, alone, $k: no blocking call of the shim's own in the trace" \
+				"$("$OVNI" top "$TMP/ns-$how" 2>/dev/null | awk '$1 == "OM[" {print $2}')" 20000
 		done
 	done
 	if command -v unshare >/dev/null 2>&1 && unshare -r true 2>/dev/null; then
