@@ -1,16 +1,20 @@
-/* unshare() into a new user namespace and setns() into a user or mount
- * namespace need a process of one thread: the kernel answers EINVAL to any
- * other. The recorder's own threads (the mapper, the switch collector)
- * must not make such a call fail where the program alone would succeed
- * (`unshare -r`, `nsenter -m`). When one fails with EINVAL and those are
- * the only other threads, they are stopped, the call is made again, and
- * they start again after it. */
+/* Calls that a process of one thread makes differently from one of
+ * several: the recorder's own threads (the mapper, the switch collector)
+ * must not make them fail where the program alone would succeed. When
+ * they are the only other threads, they are stopped around the call and
+ * start again after it.
+ * - unshare() into a new user namespace and setns() into a user or mount
+ *   namespace: the kernel answers EINVAL to a process of several threads
+ *   (`unshare -r`, `nsenter -m`); made again alone when they fail so.
+ * - the set*id calls, which glibc makes every thread take (below). */
+#include "rt/instr.h"
 #include "rt/kernel.h"
 #include "rt/rt.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -51,34 +55,59 @@ static int count_threads(void)
 	return n;
 }
 
-typedef int (*ns_fn)(int, int);
+/* While the recorder's threads are stopped (alone_begin .. alone_end). */
+struct alone {
+	int collector; /* the collector ran: start it again */
+	sigset_t mask; /* the caller's signal mask */
+};
 
-/* The call made again with the recorder's threads stopped, if they are
- * the only others; else its first answer, EINVAL. */
-static int again_alone(ns_fn real, int a, int b)
+/* Stops the recorder's threads if they are the only others: 1 if it did.
+ * With threads of the program's own, 0: one of them could ask the mapper
+ * for a window meanwhile, and the kernel refuses the call to it anyway. */
+static int alone_begin(struct alone *a)
 {
 	int helpers = rt_mapper_running() + rt_kernel_collector_running();
-	if (helpers == 0 || count_threads() != 1 + helpers) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (helpers == 0 || count_threads() != 1 + helpers)
+		return 0;
 	/* no handler of the program may emit (and ask the mapper) meanwhile */
-	sigset_t all, old;
+	sigset_t all;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int collector = rt_kernel_collector_running();
+	pthread_sigmask(SIG_SETMASK, &all, &a->mask);
+	a->collector = rt_kernel_collector_running();
 	rt_mapper_stop();
 	rt_kernel_collector_stop();
 	/* a joined thread leaves the process a moment after join returns (the
 	 * bare system call: nanosleep() is the shim's, a blocking call mark) */
 	for (int i = 0; i < 2000 && count_threads() > 1; i++)
 		syscall(SYS_nanosleep, &(struct timespec){ 0, 100000 }, NULL);
-	int r = real(a, b), err = errno;
-	if (collector)
+	return 1;
+}
+
+/* The collector starts again, made by the caller: with its credentials,
+ * namespaces and capabilities as they are now. The mapper starts again at
+ * the next window. */
+static void alone_end(struct alone *a)
+{
+	if (a->collector)
 		rt_kernel_collector_start();
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
+}
+
+typedef int (*ns_fn)(int, int);
+
+/* The call made again with the recorder's threads stopped, if they are
+ * the only others; else its first answer, EINVAL. */
+static int again_alone(ns_fn real, int a, int b)
+{
+	struct alone al;
+	if (!alone_begin(&al)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int r = real(a, b), err = errno;
+	alone_end(&al);
 	errno = err;
-	return r; /* the mapper starts again at the next window */
+	return r;
 }
 
 static int unshare_real(int flags, int unused)
@@ -117,3 +146,35 @@ RT_API int setns(int fd, int nstype)
 		return r;
 	return again_alone(setns_real, fd, nstype);
 }
+
+/* The set*id calls: glibc makes every thread of the process take the new
+ * ids, and aborts the process when one of them cannot. A program that
+ * keeps its capabilities in its own thread only (setpriv: setresuid, then
+ * capset, then setresgid) made the recorder's threads, which had lost
+ * theirs with the uid, fail the second one: made with the recorder's
+ * threads stopped, the call is the program's alone, and they start again
+ * with its ids and capabilities. */
+#define SETXID(name, params, args)                                  \
+	RT_API int name params                                      \
+	{                                                           \
+		static int(*real) params;                           \
+		if (!real)                                          \
+			real = (int(*) params)rt_instr_next(#name); \
+		struct alone al;                                    \
+		int stopped = alone_begin(&al);                     \
+		int rc = real args, err = errno;                    \
+		if (stopped)                                        \
+			alone_end(&al);                             \
+		errno = err;                                        \
+		return rc;                                          \
+	}
+
+SETXID(setuid, (uid_t u), (u))
+SETXID(setgid, (gid_t g), (g))
+SETXID(seteuid, (uid_t u), (u))
+SETXID(setegid, (gid_t g), (g))
+SETXID(setreuid, (uid_t r, uid_t e), (r, e))
+SETXID(setregid, (gid_t r, gid_t e), (r, e))
+SETXID(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+SETXID(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+SETXID(setgroups, (size_t n, const gid_t *list), (n, list))

@@ -144,11 +144,12 @@ RT_API void ovni_proc_init(int app, const char *loom, int pid)
 		rt_die("ovni_proc_init", "path too long");
 	char dir[PATH_MAX];
 	proc_path(dir, rt_proc.root);
-	if (rt_mkpath(dir) != 0)
+	/* record mode: its threads' streams are lost, not the program */
+	if (rt_mkpath(dir) != 0 && !rt_record_mode)
 		rt_die("ovni_proc_init", "cannot create directory %s: %s", dir, strerror(errno));
 	if (rt_proc.tmproot[0]) {
 		proc_path(dir, rt_proc.tmproot);
-		if (rt_mkpath(dir) != 0)
+		if (rt_mkpath(dir) != 0 && !rt_record_mode)
 			rt_die("ovni_proc_init", "cannot create directory %s: %s", dir, strerror(errno));
 	}
 	atomic_store(&rt_proc.state, RT_READY);
@@ -243,7 +244,9 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 		thread_path(w->dir, rt_proc.tmproot, tid);
 	else
 		strcpy(w->dir, w->final_dir);
-	if (rt_mkpath(w->final_dir) != 0 || rt_mkpath(w->dir) != 0)
+	/* record mode: the stream that cannot be opened then is lost, the
+	 * program goes on (rt_stream_open) */
+	if ((rt_mkpath(w->final_dir) != 0 || rt_mkpath(w->dir) != 0) && !rt_record_mode)
 		rt_die("ovni_thread_init", "cannot create directory %s: %s", w->dir, strerror(errno));
 	if (file_join_to(w->obs.path, sizeof(w->obs.path), w->dir, "stream.obs") >= sizeof(w->obs.path) ||
 	    file_join_to(w->json, sizeof(w->json), w->dir, "stream.json") >= sizeof(w->json) ||

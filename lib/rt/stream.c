@@ -154,9 +154,10 @@ void rt_stream_open(struct rt_thread *t, int resume)
 	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC);
 	int fd = open(t->where->obs.path, flags, 0644);
 	struct stat st;
-	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
-		/* the program holds all the descriptors it may: it goes on, this
-		 * thread unrecorded (an ended stream needs none) */
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE || rt_record_mode)) {
+		/* the program holds all the descriptors it may, or it cannot
+		 * write the trace any more (it dropped its privileges: setuid):
+		 * it goes on, this thread unrecorded (an ended stream needs none) */
 		lose(t, errno, "open", "");
 		t->stream_open = 1;
 		t->nev = 0;

@@ -468,6 +468,33 @@ else
 	echo "ok - # SKIP umask: root without setpriv"
 fi
 
+# A program that drops its privileges as setpriv does (setresuid, then
+# capset in its own thread, then setresgid): glibc makes every thread take
+# each call and aborts when one cannot; the recorder's threads must not be
+# the one. What it runs as nobody is not recorded (the trace is root's).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+	for k in --no-kernel --kernel; do
+		rm -rf "$TMP/drop"
+		"$OVNI" record $k -o "$TMP/drop" -- setpriv --reuid=65534 --regid=65534 --clear-groups \
+			sh -c 'echo dropped; exit 5' >"$TMP/out" 2>"$TMP/err" </dev/null
+		same "setpriv to nobody, $k: the program ends as without the recorder" "$?:$(cat "$TMP/out")" "5:dropped"
+		emu_ok "setpriv to nobody, $k: ovni emu accepts the trace" "$TMP/drop"
+	done
+	# Dropped by the program itself, which then forks: the child's stream
+	# cannot be made (the trace is root's); the child runs, unrecorded.
+	$CC -O1 -o "$TMP/dropfork" "$SRC/drop.c" || not_ok "compile drop.c"
+	"$TMP/dropfork" >"$TMP/drop.plain" 2>&1
+	rm -rf "$TMP/drop"
+	"$OVNI" record -o "$TMP/drop" -- "$TMP/dropfork" >"$TMP/out" 2>"$TMP/err" </dev/null
+	same "drop to nobody, then fork: the program ends as without the recorder" "$?:$(cat "$TMP/out")" "0:$(cat "$TMP/drop.plain")"
+	grep -q 'the events of thread [0-9]* from now on are not recorded' "$TMP/err" &&
+		ok "drop to nobody, then fork: one line says the child is not recorded" ||
+		{ not_ok "drop to nobody, then fork: one line says the child is not recorded"; sed 's/^/#   /' "$TMP/err"; }
+	emu_ok "drop to nobody, then fork: ovni emu accepts the trace" "$TMP/drop"
+else
+	echo "ok - # SKIP setpriv: not root or no setpriv"
+fi
+
 # --- Namespaces: a program alone in its process may enter a new user
 # namespace (the kernel refuses it to a process of several threads); the
 # recorder's own threads must not make it fail. Where the kernel refuses it
