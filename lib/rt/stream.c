@@ -37,7 +37,7 @@ static void lose(struct rt_thread *t, int err, const char *what, const char *aga
 
 static void *map_lost(struct rt_thread *t, size_t size, int err)
 {
-	if (err == EFBIG)
+	if (err == EFBIG || err == ENOSPC || err == EDQUOT)
 		lose(t, err, "extend", "");
 	else
 		lose(t, err, "open", " again");
@@ -88,7 +88,10 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 		} else {
 			p = map_pages_here(t, off, size);
 			int err = errno;
-			if (!p && (err == ENOENT || err == ESTALE || err == EMFILE || err == ENFILE || err == EFBIG))
+			/* record mode: whatever the cause (a full disk, a program
+			 * that dropped its privileges), the program goes on */
+			if (!p && (rt_record_mode || err == ENOENT || err == ESTALE || err == EMFILE ||
+				   err == ENFILE || err == EFBIG))
 				p = map_lost(t, size, err);
 		}
 		if (!p)

@@ -481,8 +481,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 		emu_ok "setpriv to nobody, $k: ovni emu accepts the trace" "$TMP/drop"
 	done
 	# Dropped by the program itself, which then forks: the child's stream
-	# cannot be made (the trace is root's); the child runs, unrecorded.
-	$CC -O1 -o "$TMP/dropfork" "$SRC/drop.c" || not_ok "compile drop.c"
+	# cannot be made (the trace is root's); the child runs, unrecorded. The
+	# parent's next windows cannot be opened: it goes on, its stream ends.
+	$CC -O1 -pthread -o "$TMP/dropfork" "$SRC/drop.c" || not_ok "compile drop.c"
 	"$TMP/dropfork" >"$TMP/drop.plain" 2>&1
 	rm -rf "$TMP/drop"
 	"$OVNI" record -o "$TMP/drop" -- "$TMP/dropfork" >"$TMP/out" 2>"$TMP/err" </dev/null
