@@ -563,6 +563,21 @@ if command -v nsenter >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1; the
 	wait "$holder" 2>/dev/null
 fi
 
+# A full disk: the stream stops growing, one line says so, the program
+# goes on (a 1 MiB tmpfs, where this machine lets the tests mount one).
+mkdir -p "$TMP/full"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m tmpfs "$TMP/full" 2>/dev/null; then
+	"$TMP/ns" alone 0 >"$TMP/full.plain" 2>&1
+	"$OVNI" record --no-kernel -o "$TMP/full/t" -- "$TMP/ns" alone 40000 >"$TMP/out" 2>"$TMP/err" </dev/null
+	same "a full disk: the program ends as without the recorder" "$?:$(cat "$TMP/out")" "0:$(cat "$TMP/full.plain")"
+	grep -q 'cannot extend .*stream.obs (No space left on device): the events of thread [0-9]* from now on are not recorded' "$TMP/err" &&
+		ok "a full disk: one line says so" || { not_ok "a full disk: one line says so"; sed 's/^/#   /' "$TMP/err"; }
+	emu_ok "a full disk: ovni emu accepts the trace" "$TMP/full/t"
+	umount "$TMP/full"
+else
+	echo "ok - # SKIP a full disk: cannot mount a small tmpfs here"
+fi
+
 # --- CPU placement and affinity. ---
 if [ "$(nproc)" -ge 2 ]; then
 	$CC -O1 -pthread -o "$TMP/affinity" "$SRC/affinity.c" || not_ok "compile affinity.c"
