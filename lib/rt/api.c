@@ -264,7 +264,8 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 	rt_stream_open(t, resume);
 	if (!resume || resume_meta(t) != 0) {
 		rt_meta_init(t);
-		rt_meta_write(t);
+		if (!rt_record_mode) /* record mode writes it once its slot and rank are set */
+			rt_meta_write(t);
 		require(t, "ovni", OVNI_MODEL_VERSION);
 	}
 	t->ready = 1;
