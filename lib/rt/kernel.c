@@ -44,9 +44,7 @@ static struct slot {
 } slots[NSLOTS];
 static _Atomic int nslots; /* slots ever used (a high-water mark) */
 static _Atomic pid_t slots_pid; /* the process the slots belong to (not a forked parent) */
-static _Atomic pid_t collector_pid; /* the process whose collector runs */
-static pthread_t collector_thread;
-static _Atomic uint32_t collector_quit; /* a futex word: rt_kernel_collector_stop */
+static struct rt_helper collector; /* sleeps on quit between collections */
 static __thread int my_slot = -1;
 static __thread int in_drain; /* the slot is held by this thread (a handler came in) */
 
@@ -114,8 +112,8 @@ static void *collector_main(void *arg)
 	long ms = 8;
 	for (;;) {
 		struct timespec nap = { ms / 1000, (ms % 1000) * 1000000 };
-		syscall(SYS_futex, &collector_quit, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0);
-		if (atomic_load(&collector_quit))
+		syscall(SYS_futex, &collector.quit, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0);
+		if (atomic_load(&collector.quit))
 			return NULL;
 		uint64_t fullest = 0, ring = 1;
 		int n = atomic_load(&nslots);
@@ -147,35 +145,26 @@ static void *collector_main(void *arg)
 	return NULL;
 }
 
-/* This process's collector, started once (again in a forked child). */
+/* This process's collector, started once (again in a forked child); if
+ * it cannot run, drains still empty the rings, less often. */
 void rt_kernel_collector_start(void)
 {
-	pid_t me = getpid(), owner = atomic_load(&collector_pid);
-	if (owner == me || !atomic_compare_exchange_strong(&collector_pid, &owner, me))
-		return;
-	/* Signals must reach the program's threads, not the collector. */
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	if (rt_pthread_create_real(&collector_thread, collector_main, NULL) != 0)
-		atomic_store(&collector_pid, 0); /* drains still empty the rings, less often */
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	rt_helper_start(&collector, collector_main, NULL);
 }
 
 int rt_kernel_collector_running(void)
 {
-	return atomic_load(&collector_pid) == getpid();
+	return rt_helper_running(&collector);
+}
+
+static void collector_wake(void)
+{
+	syscall(SYS_futex, &collector.quit, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 void rt_kernel_collector_stop(void)
 {
-	if (!rt_kernel_collector_running())
-		return;
-	atomic_store(&collector_quit, 1);
-	syscall(SYS_futex, &collector_quit, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	rt_pthread_join_real(collector_thread);
-	atomic_store(&collector_quit, 0);
-	atomic_store(&collector_pid, 0);
+	rt_helper_stop(&collector, collector_wake);
 }
 
 /* A slot for this thread's recorder; -1 if all are taken (then only its

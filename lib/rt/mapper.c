@@ -41,9 +41,7 @@ struct rt_mreq {
 
 static _Atomic(struct rt_mreq *) queue;
 static _Atomic uint32_t queue_seq;
-static _Atomic pid_t mapper_pid; /* the process whose mapper runs */
-static pthread_t mapper_thread;
-static _Atomic int mapper_quit; /* rt_mapper_stop: end once the queue is empty */
+static struct rt_helper mapper; /* quit: end once the queue is empty */
 
 static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
 {
@@ -183,7 +181,7 @@ static void *mapper_main(void *arg)
 		uint32_t seen = atomic_load(&queue_seq);
 		struct rt_mreq *r = atomic_exchange(&queue, NULL);
 		if (!r) {
-			if (atomic_load(&mapper_quit))
+			if (atomic_load(&mapper.quit))
 				return NULL;
 			futex_wait(&queue_seq, seen);
 			continue;
@@ -197,44 +195,32 @@ static void *mapper_main(void *arg)
 	return NULL;
 }
 
+/* The requests of the parent, in a forked child. */
+static void forget_queue(void)
+{
+	atomic_store(&queue, NULL);
+}
+
 /* Starts this process's mapper once (again in a forked child). 0 if it runs. */
 static int mapper_start(void)
 {
-	pid_t me = getpid();
-	pid_t owner = atomic_load(&mapper_pid);
-	if (owner == me)
-		return 0;
-	if (!atomic_compare_exchange_strong(&mapper_pid, &owner, me))
-		return atomic_load(&mapper_pid) == me ? 0 : -1;
-	atomic_store(&queue, NULL); /* requests of the parent, in a forked child */
-	/* Fatal signals must reach the program's threads, not the mapper. */
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	int r = rt_pthread_create_real(&mapper_thread, mapper_main, NULL);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (r != 0) {
-		atomic_store(&mapper_pid, 0);
-		return -1;
-	}
-	return 0; /* it lives as long as the process, unless stopped */
+	return rt_helper_start(&mapper, mapper_main, forget_queue) < 0 ? -1 : 0;
 }
 
 int rt_mapper_running(void)
 {
-	return atomic_load(&mapper_pid) == getpid();
+	return rt_helper_running(&mapper);
+}
+
+static void mapper_wake(void)
+{
+	atomic_fetch_add(&queue_seq, 1);
+	futex_wake(&queue_seq);
 }
 
 void rt_mapper_stop(void)
 {
-	if (!rt_mapper_running())
-		return;
-	atomic_store(&mapper_quit, 1);
-	atomic_fetch_add(&queue_seq, 1);
-	futex_wake(&queue_seq);
-	rt_pthread_join_real(mapper_thread);
-	atomic_store(&mapper_quit, 0);
-	atomic_store(&mapper_pid, 0);
+	rt_helper_stop(&mapper, mapper_wake);
 }
 
 /* Asks for the window [off, off + size) of t's stream, and for drop (the

@@ -528,6 +528,43 @@ int rt_pthread_join_real(pthread_t th)
 	return real(th, NULL);
 }
 
+int rt_helper_start(struct rt_helper *h, void *(*fn)(void *), void (*first)(void))
+{
+	pid_t me = getpid(), owner = atomic_load(&h->pid);
+	if (owner == me)
+		return 0;
+	if (!atomic_compare_exchange_strong(&h->pid, &owner, me))
+		return atomic_load(&h->pid) == me ? 0 : -1;
+	if (first)
+		first();
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	int r = rt_pthread_create_real(&h->th, fn, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		atomic_store(&h->pid, 0);
+		return -1;
+	}
+	return 1;
+}
+
+int rt_helper_running(struct rt_helper *h)
+{
+	return atomic_load(&h->pid) == getpid();
+}
+
+void rt_helper_stop(struct rt_helper *h, void (*wake)(void))
+{
+	if (!rt_helper_running(h))
+		return;
+	atomic_store(&h->quit, 1);
+	wake();
+	rt_pthread_join_real(h->th);
+	atomic_store(&h->quit, 0);
+	atomic_store(&h->pid, 0);
+}
+
 RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	create_fn real = real_create();

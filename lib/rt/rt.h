@@ -202,6 +202,22 @@ int rt_record_meta_spill(const struct rt_thread *t, const char *s, size_t len, i
 /* pthread_create and pthread_join themselves, not the recording wrappers. */
 int rt_pthread_create_real(pthread_t *th, void *(*fn)(void *), void *arg);
 int rt_pthread_join_real(pthread_t th);
+
+/* One thread of the shim per process (the mapper, the switch collector):
+ * started once, again in a forked child, with every signal blocked (they
+ * are the program's); stopped by setting quit, which its loop checks after
+ * wake(). */
+struct rt_helper {
+	_Atomic pid_t pid; /* the process where it runs */
+	pthread_t th;
+	_Atomic uint32_t quit; /* a futex word the helper may sleep on */
+};
+/* 1 if this call started it (first calling first(), if not NULL, before
+ * the thread exists), 0 if it ran already, -1 if it cannot run. */
+int rt_helper_start(struct rt_helper *h, void *(*fn)(void *), void (*first)(void));
+int rt_helper_running(struct rt_helper *h);
+/* Sets quit, calls wake, waits for the thread to end. */
+void rt_helper_stop(struct rt_helper *h, void (*wake)(void));
 extern int rt_record_mode;
 
 #endif
