@@ -42,7 +42,6 @@ pid_t rt_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-/* mkdir -p with mode 0755; 0 or -1 with errno. */
 void rt_fix_mode(int fd, const char *path, mode_t mode)
 {
 	if (!rt_record_mode)
@@ -53,6 +52,7 @@ void rt_fix_mode(int fd, const char *path, mode_t mode)
 		chmod(path, mode);
 }
 
+/* mkdir -p with mode 0755; 0 or -1 with errno. */
 int rt_mkpath(const char *path)
 {
 	char p[PATH_MAX];
