@@ -352,8 +352,8 @@ static enum out_kind out_kind(const char *dir, const char *job, char foreign[NAM
 	if (!S_ISDIR(st.st_mode))
 		return OUT_OTHER;
 	DIR *d = opendir(dir);
-	if (!d)
-		return OUT_OTHER;
+	if (!d) /* gone since the stat: rank 0 set it aside for --force */
+		return errno == ENOENT ? OUT_NEW : OUT_OTHER;
 	int entries = 0, looms = 0, marked = 0, others = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
