@@ -7,19 +7,17 @@
  *   namespace: the kernel answers EINVAL to a process of several threads
  *   (`unshare -r`, `nsenter -m`); made again alone when they fail so.
  * - the set*id calls, which glibc makes every thread take (below). */
+#include "base/file.h"
 #include "rt/instr.h"
 #include "rt/kernel.h"
 #include "rt/rt.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdint.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,29 +28,12 @@
 /* Threads of this process now (/proc/self/task), or -1. */
 static int count_threads(void)
 {
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	size_t n;
+	char **names = file_dir_names("/proc/self/task", &n);
+	if (!names)
 		return -1;
-	int n = 0;
-	for (;;) {
-		uint64_t buf[512]; /* linux_dirent64 records: u64 ino, s64 off, u16 len, u8 type, name */
-		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
-		if (got <= 0) {
-			if (got < 0)
-				n = -1;
-			break;
-		}
-		for (long off = 0; off < got;) {
-			const char *d = (const char *)buf + off;
-			unsigned short len;
-			memcpy(&len, d + 16, sizeof(len));
-			if (d[19] != '.')
-				n++;
-			off += len;
-		}
-	}
-	close(fd);
-	return n;
+	file_names_free(names, n);
+	return (int)n;
 }
 
 /* While the recorder's threads are stopped (alone_begin .. alone_end). */

@@ -52,7 +52,8 @@ void rt_fix_mode(int fd, const char *path, mode_t mode)
 		chmod(path, mode);
 }
 
-/* mkdir -p with mode 0755; 0 or -1 with errno. */
+/* mkdir -p with mode 0755, in record mode whatever the program's umask
+ * (rt_fix_mode: why it is not file_mkdirs); 0 or -1 with errno. */
 int rt_mkpath(const char *path)
 {
 	char p[PATH_MAX];
