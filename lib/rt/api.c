@@ -3,6 +3,7 @@
  * file mapping (ovni_flush and ovni_thread_free lose nothing), stream.obs is
  * truncated when a thread starts, and stream.json is replaced atomically. */
 #include "base/event.h"
+#include "rt/instr.h"
 #include "rt/kernel.h"
 #include "base/fail.h"
 #include "rt/rt.h"
@@ -440,10 +441,11 @@ RT_API void ovni_ev_emit(struct ovni_ev *ev)
 	struct rt_thread *t = &rt_self;
 	unsigned flags = ev->header.flags;
 	if (RT_UNLIKELY(rt_emit_filter[RT_EMIT_KEY(ev->header.model, ev->header.category)] | (flags & (EV_FLAG_JUMBO | EV_FLAG_RESERVED)) |
-			((size_t)(t->end - t->pos) < RT_SLACK))) {
+			((size_t)(t->end - t->pos) < RT_SLACK) | rt_guard_busy(t))) {
 		rt_emit_slow(t, ev);
 		return;
 	}
+	rt_guard_take(t);
 	/* Copied field by field as the setters wrote them: the clock was
 	 * usually stored just before (ovni_ev_set_clock), and one wide load
 	 * across it waits for the store instead of taking its bytes. */
@@ -463,6 +465,7 @@ RT_API void ovni_ev_emit(struct ovni_ev *ev)
 	memset(p + n, 0, 4);
 	t->pos = p + n;
 	t->nev++;
+	rt_guard_give_later(t, clock);
 }
 
 RT_API void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
@@ -478,14 +481,7 @@ RT_API void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t 
 	ev->header.flags |= EV_FLAG_JUMBO;
 	if (rt_filter[ev->header.model] & RT_FILTER_DROP)
 		return;
-	size_t size = EV_JUMBO_HEADER_SIZE + (size_t)bufsize;
-	if ((size_t)(t->end - t->pos) < size + RT_SLACK)
-		rt_stream_grow(t, size);
-	memcpy(t->pos, ev, EV_JUMBO_HEADER_SIZE);
-	memcpy(t->pos + EV_JUMBO_HEADER_SIZE, buf, bufsize);
-	memset(t->pos + size, 0, 4); /* the end mark a salvage scan stops at */
-	t->pos += size;
-	t->nev++;
+	rt_stream_put2(t, ev, EV_JUMBO_HEADER_SIZE, buf, bufsize);
 }
 
 /* The events are already in the file's pages: nothing to write, so no
@@ -634,14 +630,18 @@ static void mark_emit(const char *func, char v, int32_t type, int64_t value)
 {
 	if (value == 0)
 		rt_die(func, "value cannot be zero");
-	struct ovni_ev ev = { 0 };
-	ovni_ev_set_mcv(&ev, (char[]){ 'O', 'M', v, 0 });
-	ovni_ev_set_clock(&ev, ovni_clock_now());
+	struct rt_thread *t = &rt_self;
+	if (!t->ready) {
+		if (rt_record_mode)
+			return;
+		rt_die(func, "thread is not initialized");
+	}
+	if (rt_emit_filter[RT_EMIT_KEY('O', 'M')] & RT_FILTER_DROP)
+		return;
 	uint8_t p[12];
 	memcpy(p, &value, 8);
 	memcpy(p + 8, &type, 4);
-	ovni_payload_add(&ev, p, 12);
-	ovni_ev_emit(&ev);
+	rt_instr_emit(t, (char[3]){ 'O', 'M', v }, p, 12); /* clocked once guarded */
 }
 
 RT_API void ovni_mark_push(int32_t type, int64_t value)

@@ -34,18 +34,22 @@ static inline struct rt_thread *rt_instr_thread(unsigned kind, rt_instr_declare_
 }
 
 /* One event of the thread now; inlined so that, with n a constant, the copy
- * is a few moves (the window always keeps RT_SLACK bytes for the fast path). */
+ * is a few moves (the window always keeps RT_SLACK bytes for the fast path).
+ * The clock is read once the emit is guarded: a handler's event, written
+ * after this one, is then not older than it but by the clock it had. */
 static inline void rt_instr_emit(struct rt_thread *t, const char mcv[3], const void *payload, size_t n)
 {
-	uint64_t clock = ovni_clock_now();
-	if (RT_UNLIKELY((size_t)(t->end - t->pos) < RT_SLACK + 16)) {
-		rt_emit_raw(t, mcv, clock, payload, n);
+	if (RT_UNLIKELY(((size_t)(t->end - t->pos) < RT_SLACK + 16) | rt_guard_busy(t))) {
+		rt_emit_now(t, mcv, payload, n);
 		return;
 	}
+	rt_guard_take(t);
+	uint64_t clock = ovni_clock_now();
 	size_t size = ev_encode(t->pos, mcv, clock, payload, n);
 	memset(t->pos + size, 0, 4); /* the end mark a salvage scan stops at */
 	t->pos += size;
 	t->nev++;
+	rt_guard_give(t, clock);
 }
 
 /* Sets key (dotted) in the thread's metadata; aborts when out of memory. */

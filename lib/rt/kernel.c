@@ -8,6 +8,7 @@
  * then requires the kernel model. Where perf_event is forbidden, one notice
  * per run and recording goes on without. */
 #include "rt/kernel.h"
+#include "base/event.h"
 #include "trace/versions.h"
 
 #include <errno.h>
@@ -48,9 +49,19 @@ static struct rt_helper collector; /* sleeps on quit between collections */
 static __thread int my_slot = -1;
 static __thread int in_drain; /* the slot is held by this thread (a handler came in) */
 
+/* A drain holds its thread's emit guard: a signal handler's events wait
+ * until the region is whole. last: the clock of the last event put. */
+struct put_ctx {
+	struct rt_thread *t;
+	uint64_t last;
+};
+
 static void put(void *ctx, const char mcv[3], uint64_t clock)
 {
-	rt_emit_raw(ctx, mcv, clock, NULL, 0);
+	struct put_ctx *c = ctx;
+	uint8_t ev[EV_HEADER_SIZE];
+	rt_stream_put_held(c->t, ev, ev_encode(ev, mcv, clock, NULL, 0));
+	c->last = clock;
 }
 
 static int wanted(void)
@@ -225,19 +236,25 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 	rt_meta_write_progress(t); /* on disk now: a killed thread is salvaged from it */
 }
 
-/* Drains with the slot held, unless this thread holds it already (a
- * signal handler came in during a drain: kswitch_drain closes its region). */
+/* Drains with the slot and the emit guard held. A signal handler that
+ * comes in during a drain or an emit of its thread leaves the switches to
+ * the next drain (its thread may hold the slot). */
 static void drain_held(struct rt_thread *t)
 {
-	if (in_drain || my_slot < 0) {
-		kswitch_drain(&ks, put, t);
+	if (in_drain || t->busy)
 		return;
-	}
-	hold(my_slot);
 	in_drain = 1;
-	kswitch_drain(&ks, put, t);
+	atomic_signal_fence(memory_order_seq_cst);
+	rt_stream_hold(t);
+	if (my_slot >= 0)
+		hold(my_slot);
+	struct put_ctx c = { t, 0 };
+	kswitch_drain(&ks, put, &c);
+	if (my_slot >= 0)
+		let_go(my_slot);
+	rt_guard_give(t, c.last);
+	atomic_signal_fence(memory_order_seq_cst);
 	in_drain = 0;
-	let_go(my_slot);
 }
 
 void rt_kernel_drain(struct rt_thread *t)
@@ -251,6 +268,11 @@ void rt_kernel_end(struct rt_thread *t)
 	if (!ks.map)
 		return;
 	int interrupted = in_drain; /* exit() from a handler that came in during a drain */
+	if (interrupted && ks.draining) {
+		/* that drain never goes on: its region is closed here, in its place */
+		struct put_ctx c = { t, 0 };
+		kswitch_drain(&ks, put, &c);
+	}
 	drain_held(t);
 	if (ks.was_full && !interrupted) {
 		/* the kernel says how many it dropped with its next record: one more switch */

@@ -237,7 +237,7 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 	/* The previous owner of this stream was cut (killed by an exec from
 	 * another of its threads): it ends where it stopped. */
 	if (t->was_cut)
-		rt_emit_raw(t, "OHe", ovni_clock_now(), NULL, 0);
+		rt_emit_now(t, "OHe", NULL, 0);
 	emit_execute(t, creator, tag);
 	rt_kernel_begin(t, state);
 	pthread_setcancelstate(cancel, NULL);
@@ -582,7 +582,7 @@ RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 	int cpu = -1;
 	memcpy(p, &cpu, 4);
 	memcpy(p + 4, &s->tag, 8);
-	rt_emit_raw(t, "OHC", ovni_clock_now(), p, 12);
+	rt_emit_now(t, "OHC", p, 12);
 	int r = real(th, attr, thread_main, s);
 	if (r != 0)
 		free(s);

@@ -37,6 +37,9 @@
  * pages of 4 threads writing 60 MB each). */
 #define RT_WINDOW (2u << 20)
 #define RT_FIRST_WINDOW (256u << 10) /* the first window of a stream */
+/* Events a signal handler may emit while its thread is in an emit: a
+ * handler that blocks emits two, one that blocks again and again more. */
+#define RT_SIDE 4096u
 
 enum rt_proc_state { RT_UNINIT, RT_INIT, RT_READY, RT_GONE };
 
@@ -72,11 +75,18 @@ struct rt_where {
 	char json[PATH_MAX]; /* its stream.json: no path is built on a small stack */
 	char spill[PATH_MAX]; /* its kswitch.spill, "" if the path is too long */
 	char final_obs[PATH_MAX], final_json[PATH_MAX]; /* in final_dir */
+	_Atomic uint32_t side_lost; /* events that did not fit in side */
+	uint8_t side[RT_SIDE]; /* events of handlers that came in an emit */
 };
 
 struct rt_thread {
 	/* Hot: the free space of the mapped window, the clock anchor. */
 	uint8_t *pos, *end;
+	/* Set while this thread moves pos (rt_guard_take): an emit of a signal
+	 * handler that interrupts it leaves its event in the side buffer, and
+	 * the interrupted emit writes it after its own (rt_guard_give). */
+	int busy;
+	_Atomic uint32_t side_len; /* bytes in where->side */
 	uint64_t nev; /* events in the stream */
 	uint64_t clk_tsc, clk_ns, clk_last;
 	uint8_t *win; /* start of the window, file offset win_off */
@@ -149,8 +159,65 @@ void rt_stream_open(struct rt_thread *t, int resume);
 void rt_stream_grow(struct rt_thread *t, size_t need);
 uint64_t rt_stream_used(const struct rt_thread *t);
 void rt_stream_close(struct rt_thread *t); /* async-signal-safe */
+/* Guarded writes of one event (rt_guard_*): put2 of one in two pieces. */
 void rt_stream_put(struct rt_thread *t, const void *data, size_t n);
+void rt_stream_put2(struct rt_thread *t, const void *head, size_t nhead, const void *body, size_t nbody);
+/* Several events in a row, no handler's in between: hold, put_held...,
+ * then rt_guard_give. hold takes the guard even from an emit that holds it
+ * (only when that emit never goes on: this handler ends the thread, or
+ * t->busy was 0); the handlers' events left over are written first. */
+void rt_stream_hold(struct rt_thread *t);
+void rt_stream_put_held(struct rt_thread *t, const void *data, size_t n);
 void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const void *payload, size_t n);
+/* rt_emit_raw at the clock read once the emit is guarded: a handler's
+ * events that come in are then written after it, and are later. */
+void rt_emit_now(struct rt_thread *t, const char mcv[3], const void *payload, size_t n);
+/* The events handlers left in the side buffer, after the stream's last
+ * one; their clocks raised to floor and to each other's, as a handler's
+ * event may be older than the one it interrupted. busy must be set. */
+void rt_side_drain(struct rt_thread *t, uint64_t floor);
+/* Async-signal-safe. */
+void rt_side_late(struct rt_thread *t, uint64_t floor);
+
+/* An emit that finds busy or a side buffer not empty takes the slow path
+ * (rt_stream_put): it was called from a handler, or the one before it was
+ * interrupted as it ended. */
+static inline int rt_guard_busy(const struct rt_thread *t)
+{
+	return t->busy | (int)atomic_load_explicit(&t->side_len, memory_order_relaxed);
+}
+
+static inline void rt_guard_take(struct rt_thread *t)
+{
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Ends an emit of an event whose clock was read before the emit began
+ * (ovni_ev_emit): the handlers' events that came meanwhile are later. */
+static inline void rt_guard_give_later(struct rt_thread *t, uint64_t clock)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (RT_UNLIKELY(atomic_load_explicit(&t->side_len, memory_order_relaxed)))
+		rt_side_late(t, clock); /* a tail call: the fast path keeps no frame */
+}
+
+/* Ends an emit of an event of clock floor: the handlers' events that came
+ * meanwhile are written, then again those of one that came as busy was
+ * being cleared (it left them there; a later one drains them itself). */
+static inline void rt_guard_give(struct rt_thread *t, uint64_t floor)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	if (RT_UNLIKELY(atomic_load_explicit(&t->side_len, memory_order_relaxed)))
+		rt_side_drain(t, floor);
+	t->busy = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (RT_UNLIKELY(atomic_load_explicit(&t->side_len, memory_order_relaxed)))
+		rt_side_late(t, floor);
+}
+
 void rt_move_files(struct rt_thread *t); /* async-signal-safe */
 void rt_move_back(struct rt_thread *t);
 

@@ -203,6 +203,9 @@ void rt_stream_close(struct rt_thread *t)
 {
 	if (!t->stream_open)
 		return;
+	/* The thread ends, maybe in a handler that interrupted one of its
+	 * emits (it exits): that emit never goes on, so its place is taken. */
+	rt_stream_hold(t);
 	uint64_t used = rt_stream_used(t);
 	unmap(t);
 	rt_mapper_quiesce(t);
@@ -219,14 +222,120 @@ void rt_stream_close(struct rt_thread *t)
 		close(fd);
 }
 
-void rt_stream_put(struct rt_thread *t, const void *data, size_t n)
+/* The event of head and body after the last one; busy is set. */
+static void put_now(struct rt_thread *t, const void *head, size_t nhead, const void *body, size_t nbody)
 {
+	size_t n = nhead + nbody;
 	if ((size_t)(t->end - t->pos) < n + RT_SLACK)
 		rt_stream_grow(t, n);
-	memcpy(t->pos, data, n);
+	memcpy(t->pos, head, nhead);
+	if (nbody)
+		memcpy(t->pos + nhead, body, nbody);
 	memset(t->pos + n, 0, 4);
 	t->pos += n;
 	t->nev++;
+}
+
+/* A handler interrupted an emit of its thread: the event waits in the side
+ * buffer. Handlers nest, so a slot is reserved in one step. */
+static void side_put(struct rt_thread *t, const void *head, size_t nhead, const void *body, size_t nbody)
+{
+	size_t n = nhead + nbody;
+	uint32_t off = atomic_load_explicit(&t->side_len, memory_order_relaxed);
+	do {
+		if (n > RT_SIDE - off) {
+			atomic_fetch_add(&t->where->side_lost, 1);
+			return;
+		}
+	} while (!atomic_compare_exchange_weak(&t->side_len, &off, off + (uint32_t)n));
+	memcpy(t->where->side + off, head, nhead);
+	if (nbody)
+		memcpy(t->where->side + off + nhead, body, nbody);
+}
+
+void rt_side_drain(struct rt_thread *t, uint64_t floor)
+{
+	uint8_t *side = t->where->side;
+	uint32_t done = 0;
+	for (;;) {
+		uint32_t len = atomic_load(&t->side_len);
+		if (len == done) {
+			if (atomic_compare_exchange_strong(&t->side_len, &len, 0))
+				break;
+			continue; /* a handler came in since */
+		}
+		while (done < len) {
+			uint8_t *e = side + done;
+			size_t n = ev_size(e);
+			uint64_t clock = ev_clock(e);
+			if (clock < floor)
+				memcpy(e + 4, &floor, 8);
+			else
+				floor = clock;
+			put_now(t, e, n, NULL, 0);
+			done += (uint32_t)n;
+		}
+	}
+	uint32_t lost = atomic_exchange(&t->where->side_lost, 0);
+	if (lost)
+		rt_warn("ovni: %u events emitted by signal handlers of thread %d while it was emitting did not fit in %u bytes: they are not recorded\n",
+			lost, t->tid, RT_SIDE);
+}
+
+void rt_side_late(struct rt_thread *t, uint64_t floor)
+{
+	rt_guard_take(t);
+	rt_guard_give(t, floor);
+}
+
+void rt_stream_hold(struct rt_thread *t)
+{
+	rt_guard_take(t);
+	/* left by a handler that came as the previous emit ended: later than it */
+	if (atomic_load_explicit(&t->side_len, memory_order_relaxed))
+		rt_side_drain(t, 0);
+}
+
+/* Takes the guard for an emit: 0 if an emit of this thread holds it (this
+ * is a handler that came in), else 1, the side buffer empty. */
+static int own(struct rt_thread *t)
+{
+	if (t->busy)
+		return 0;
+	rt_stream_hold(t);
+	return 1;
+}
+
+void rt_stream_put_held(struct rt_thread *t, const void *data, size_t n)
+{
+	put_now(t, data, n, NULL, 0);
+}
+
+void rt_stream_put2(struct rt_thread *t, const void *head, size_t nhead, const void *body, size_t nbody)
+{
+	if (!own(t)) {
+		side_put(t, head, nhead, body, nbody);
+		return;
+	}
+	put_now(t, head, nhead, body, nbody);
+	rt_guard_give(t, ev_clock(head));
+}
+
+void rt_emit_now(struct rt_thread *t, const char mcv[3], const void *payload, size_t n)
+{
+	uint8_t ev[EV_HEADER_SIZE + EV_MAX_PAYLOAD];
+	if (!own(t)) {
+		side_put(t, ev, ev_encode(ev, mcv, ovni_clock_now(), payload, n), NULL, 0);
+		return;
+	}
+	uint64_t clock = ovni_clock_now();
+	put_now(t, ev, ev_encode(ev, mcv, clock, payload, n), NULL, 0);
+	rt_guard_give(t, clock);
+}
+
+void rt_stream_put(struct rt_thread *t, const void *data, size_t n)
+{
+	rt_stream_put2(t, data, n, NULL, 0);
 }
 
 void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const void *payload, size_t n)

@@ -48,4 +48,40 @@ if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1 &&
 else
 	not_ok "own mark 99: build mark99.c against ovni lib"
 fi
+
+# Signal handlers that block while their thread emits: a timer signal every
+# 100 us whose handler sleeps (two events of the shim's), over a loop of
+# user marks or of sleeps. Every event of both is in the trace, in clock
+# order (ovni emu), and the program sees no difference.
+# handler_counts: "pushes/pops of mark 1, pushes/pops of mark 99".
+handler_counts() {
+	"$OVNI" dump "$1" 2>/dev/null | awk '$2 == "OM[" || $2 == "OM]" { n[$2 $8]++ }
+		END { printf "%d/%d %d/%d\n", n["OM[1"], n["OM]1"], n["OM[99"], n["OM]99"] }'
+}
+if $CC -O2 -I"$TMP/lib" -o "$TMP/sigemit" "$TESTDIR/instr/sigemit.c" -L"$TMP/lib" -lovni; then
+	for run in 1 2 3; do
+		rm -rf "$TMP/se$run"
+		"$OVNI" record -o "$TMP/se$run" -- "$TMP/sigemit" 2000000 >"$TMP/out" 2>"$TMP/err"
+		same "handlers emit amid marks ($run): exit status" "$?" 0
+		h=$(awk '$1 == "handler" { print $2 }' "$TMP/out")
+		same "handlers emit amid marks ($run): every mark and every sleep of a handler" "$(handler_counts "$TMP/se$run")" "2000000/2000000 $h/$h"
+		mkdir -p "$TMP/emu-se$run"
+		check "handlers emit amid marks ($run): ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/emu-se$run" "$TMP/se$run"
+	done
+	rm -rf "$TMP/ses"
+	"$OVNI" record -o "$TMP/ses" -- "$TMP/sigemit" 100000 sleep >"$TMP/out" 2>"$TMP/err"
+	same "handlers sleep amid sleeps: exit status" "$?" 0
+	h=$(awk '$1 == "handler" { print $2 }' "$TMP/out")
+	same "handlers sleep amid sleeps: every sleep" "$(handler_counts "$TMP/ses")" "0/0 $((h + 100000))/$((h + 100000))"
+	mkdir -p "$TMP/emu-ses"
+	check "handlers sleep amid sleeps: ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/emu-ses" "$TMP/ses"
+	rm -rf "$TMP/sex"
+	"$OVNI" record -o "$TMP/sex" -- "$TMP/sigemit" 100000000 marks exit >"$TMP/out" 2>"$TMP/err"
+	same "a handler exits amid marks: the program's exit status" "$?" 3
+	same "a handler exits amid marks: the thread's end is recorded" "$("$OVNI" dump "$TMP/sex" 2>/dev/null | awk '$2 == "OHe"' | wc -l | tr -d ' ')" 1
+	mkdir -p "$TMP/emu-sex"
+	check "a handler exits amid marks: ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/emu-sex" "$TMP/sex"
+else
+	not_ok "handlers emit amid marks: build sigemit.c against ovni lib"
+fi
 done_testing

@@ -1,0 +1,61 @@
+/* Events emitted by a signal handler while the thread it interrupts is
+ * emitting too. The main thread pushes and pops user mark 1 argv[1] times in
+ * a tight loop (argv[2] "sleep": it calls nanosleep of 0 ns each time
+ * instead, a blocking call the shim itself records as mark 99); a timer
+ * signal every 100 us runs a handler that calls nanosleep of 0 ns (the
+ * timer slack set to 1 ns: else each sleep lasts 50 us). Prints
+ * "marks N" (pushes of mark 1) and "handler N" (handler runs). With argv[3]
+ * "exit", the handler's 200th run calls exit(3) instead of returning. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "ovni.h"
+
+static volatile sig_atomic_t handled;
+static int exit_early;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	struct timespec zero = { 0, 0 };
+	nanosleep(&zero, NULL);
+	if (++handled == 200 && exit_early)
+		exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 1000000;
+	int sleeps = argc > 2 && strcmp(argv[2], "sleep") == 0;
+	exit_early = argc > 3 && strcmp(argv[3], "exit") == 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	ovni_mark_type(1, OVNI_MARK_STACK, "Loop");
+	struct itimerval every = { { 0, 100 }, { 0, 100 } };
+	setitimer(ITIMER_REAL, &every, NULL);
+	struct timespec zero = { 0, 0 };
+	long marks = 0;
+	for (long i = 0; i < n; i++) {
+		if (sleeps) {
+			nanosleep(&zero, NULL);
+			continue;
+		}
+		ovni_mark_push(1, 1 + (i & 1));
+		ovni_mark_pop(1, 1 + (i & 1));
+		marks++;
+	}
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("marks %ld\nhandler %ld\n", marks, (long)handled);
+	return 0;
+}
