@@ -195,10 +195,16 @@ RT_API uint64_t ovni_clock_now(void)
 #if HAVE_TSC
 	if (RT_LIKELY(rt_clock.use_tsc)) {
 		struct rt_thread *t = &rt_self;
-		uint64_t d = __rdtsc() - t->clk_tsc;
+		uint64_t anchor = t->clk_tsc;
+		uint64_t d = __rdtsc() - anchor;
 		if (RT_UNLIKELY(d >= rt_clock.window))
 			return rt_clock_slow(t);
 		uint64_t ns = t->clk_ns + ((d * rt_clock.mult) >> 32);
+		/* a signal handler's reading moved the anchor between the two
+		 * loads: this pair is of two anchors (up to 100 us off) */
+		atomic_signal_fence(memory_order_seq_cst);
+		if (RT_UNLIKELY(t->clk_tsc != anchor))
+			return rt_clock_slow(t);
 		if (RT_UNLIKELY(ns < t->clk_last))
 			ns = t->clk_last;
 		t->clk_last = ns;
