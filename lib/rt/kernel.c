@@ -70,11 +70,16 @@ static int wanted(void)
 	return v && strcmp(v, "1") == 0;
 }
 
-static void hold(int i)
+/* slot.busy: who holds it (a thread's own drain is told apart: a long jump
+ * out of a signal handler may leave that drain, the slot held). */
+#define HELD 1
+#define HELD_BY_DRAIN 2
+
+static void hold(int i, int who)
 {
 	for (long spins = 0;; spins++) {
 		int free_slot = 0;
-		if (atomic_compare_exchange_weak(&slots[i].busy, &free_slot, 1))
+		if (atomic_compare_exchange_weak(&slots[i].busy, &free_slot, who))
 			return;
 		if (spins > 100) /* the collector holds it for a copy of one ring at most */
 			sched_yield();
@@ -130,7 +135,7 @@ static void *collector_main(void *arg)
 		int n = atomic_load(&nslots);
 		for (int i = 0; i < n; i++) {
 			int free_slot = 0;
-			if (!atomic_compare_exchange_strong(&slots[i].busy, &free_slot, 1))
+			if (!atomic_compare_exchange_strong(&slots[i].busy, &free_slot, HELD))
 				continue; /* its thread drains it right now */
 			struct kswitch *k = slots[i].k;
 			if (k) {
@@ -188,7 +193,7 @@ static int take_slot(const struct rt_thread *t)
 		atomic_store(&nslots, 0);
 	}
 	for (int i = 0; i < NSLOTS; i++) {
-		hold(i);
+		hold(i, HELD);
 		if (!slots[i].k) {
 			slots[i].k = &ks;
 			slots[i].t = t;
@@ -247,13 +252,24 @@ static void drain_held(struct rt_thread *t)
 	atomic_signal_fence(memory_order_seq_cst);
 	rt_stream_hold(t);
 	if (my_slot >= 0)
-		hold(my_slot);
+		hold(my_slot, HELD_BY_DRAIN);
 	struct put_ctx c = { t, 0 };
 	kswitch_drain(&ks, put, &c);
 	if (my_slot >= 0)
 		let_go(my_slot);
 	rt_guard_give(t, c.last);
 	atomic_signal_fence(memory_order_seq_cst);
+	in_drain = 0;
+}
+
+void rt_kernel_jumped(struct rt_thread *t)
+{
+	if (!ks.map || !in_drain)
+		return;
+	struct put_ctx c = { t, 0 };
+	kswitch_abandon(&ks, put, &c);
+	if (my_slot >= 0 && atomic_load(&slots[my_slot].busy) == HELD_BY_DRAIN)
+		let_go(my_slot);
 	in_drain = 0;
 }
 
@@ -287,7 +303,7 @@ void rt_kernel_end(struct rt_thread *t)
 	if (interrupted) /* the interrupted drain still reads the ring */
 		return;
 	if (my_slot >= 0) { /* out of the collector's sight before it goes */
-		hold(my_slot);
+		hold(my_slot, HELD);
 		slots[my_slot].k = NULL;
 		slots[my_slot].t = NULL;
 		let_go(my_slot);

@@ -12,6 +12,10 @@ void rt_kernel_drain(struct rt_thread *t);
 /* Before the thread's OHe: the last switches, then stops; system calls only
  * unless the kernel dropped records (their count goes into the metadata). */
 void rt_kernel_end(struct rt_thread *t);
+/* The thread left a drain for good (a long jump out of a signal handler
+ * that came in during it): its region closed, its slot let go. The
+ * thread's emit guard must be held. */
+void rt_kernel_jumped(struct rt_thread *t);
 /* The collector thread of this process: started by the first thread whose
  * switches are recorded; stopped (joined) and started again around a call
  * that needs the process to have one thread (alone.c). */

@@ -266,6 +266,16 @@ size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
 	return d.n;
 }
 
+void kswitch_abandon(struct kswitch *k, kswitch_emit_fn emit, void *ctx)
+{
+	if (!k->draining)
+		return;
+	kswitch_drain(k, emit, ctx); /* re-entered: closes the region */
+	k->nspill = 0;
+	spill_back(k);
+	k->draining = 0;
+}
+
 void kswitch_close(struct kswitch *k)
 {
 	if (!k->map)

@@ -80,6 +80,10 @@ size_t kswitch_collect(struct kswitch *k);
  * switch-out is written 1 ns after it (no event of the thread can fall
  * inside a made-up interval). Returns the KCO/KCI written. */
 size_t kswitch_drain(struct kswitch *k, kswitch_emit_fn emit, void *ctx);
+/* A drain that never goes on (its thread left it by a long jump out of a
+ * signal handler): its region is closed through emit, as a handler's drain
+ * would, and the switches it had not written are dropped. */
+void kswitch_abandon(struct kswitch *k, kswitch_emit_fn emit, void *ctx);
 /* Called again while a drain runs (a fatal signal handler ending the
  * thread), it only closes the region the interrupted drain opened (with the
  * missing KCI) and returns 0: the stream stays sortable. */

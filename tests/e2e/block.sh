@@ -81,6 +81,21 @@ if $CC -O2 -I"$TMP/lib" -o "$TMP/sigemit" "$TESTDIR/instr/sigemit.c" -L"$TMP/lib
 	same "a handler exits amid marks: the thread's end is recorded" "$("$OVNI" dump "$TMP/sex" 2>/dev/null | awk '$2 == "OHe"' | wc -l | tr -d ' ')" 1
 	mkdir -p "$TMP/emu-sex"
 	check "a handler exits amid marks: ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/emu-sex" "$TMP/sex"
+	# A handler that leaves by siglongjmp, now and then from the middle of
+	# an emit or a window change (an iteration cut short is done again:
+	# sets >= 2000000). Before the shim saw jumps, a run lost every event
+	# after such a jump now and then (1 run in 3 here), not always.
+	for run in 1 2 3; do
+		rm -rf "$TMP/sej"
+		"$OVNI" record -o "$TMP/sej" -- "$TMP/sigemit" 2000000 marks jump >"$TMP/out" 2>"$TMP/err"
+		same "handlers jump out amid marks ($run): exit status" "$?" 0
+		h=$(awk '$1 == "handler" { print $2 }' "$TMP/out")
+		"$OVNI" dump "$TMP/sej" 2>/dev/null | awk -v h="$h" '$2 == "OM=" { s++ } $2 == "OM[" { b++ } $2 == "OM]" { e++ }
+			END { exit !(s >= 2000000 && b == h && e == h) }'
+		same "handlers jump out amid marks ($run): every set after the jumps, every sleep of a handler" "$?" 0
+		rm -rf "$TMP/emu-sej" && mkdir -p "$TMP/emu-sej"
+		check "handlers jump out amid marks ($run): ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/emu-sej" "$TMP/sej"
+	done
 else
 	not_ok "handlers emit amid marks: build sigemit.c against ovni lib"
 fi

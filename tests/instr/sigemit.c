@@ -5,8 +5,13 @@
  * signal every 100 us runs a handler that calls nanosleep of 0 ns (the
  * timer slack set to 1 ns: else each sleep lasts 50 us). Prints
  * "marks N" (pushes of mark 1) and "handler N" (handler runs). With argv[3]
- * "exit", the handler's 200th run calls exit(3) instead of returning. */
+ * "exit", the handler's 200th run calls exit(3) instead of returning; with
+ * "jump", each run leaves by siglongjmp back into the loop, which goes on
+ * (an iteration cut short is done again), and the loop sets mark 2 (not a
+ * stack) to a new value each time instead. argv[4]: the timer's period in
+ * us (default 100). */
 #define _GNU_SOURCE
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +23,8 @@
 #include "ovni.h"
 
 static volatile sig_atomic_t handled;
-static int exit_early;
+static int exit_early, jumping;
+static sigjmp_buf back;
 
 static void on_alarm(int sig)
 {
@@ -27,6 +33,8 @@ static void on_alarm(int sig)
 	nanosleep(&zero, NULL);
 	if (++handled == 200 && exit_early)
 		exit(3);
+	if (jumping)
+		siglongjmp(back, 1);
 }
 
 int main(int argc, char **argv)
@@ -34,6 +42,7 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 1000000;
 	int sleeps = argc > 2 && strcmp(argv[2], "sleep") == 0;
 	exit_early = argc > 3 && strcmp(argv[3], "exit") == 0;
+	jumping = argc > 3 && strcmp(argv[3], "jump") == 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
@@ -41,21 +50,29 @@ int main(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	ovni_mark_type(1, OVNI_MARK_STACK, "Loop");
-	struct itimerval every = { { 0, 100 }, { 0, 100 } };
+	ovni_mark_type(2, 0, "Attempt");
+	long us = argc > 4 ? atol(argv[4]) : 100;
+	struct itimerval every = { { 0, us }, { 0, us } };
 	setitimer(ITIMER_REAL, &every, NULL);
 	struct timespec zero = { 0, 0 };
-	long marks = 0;
-	for (long i = 0; i < n; i++) {
+	volatile long marks = 0, i = 0, attempt = 0;
+	if (jumping)
+		sigsetjmp(back, 1);
+	for (; i < n; i++) {
 		if (sleeps) {
 			nanosleep(&zero, NULL);
 			continue;
 		}
-		ovni_mark_push(1, 1 + (i & 1));
-		ovni_mark_pop(1, 1 + (i & 1));
+		if (jumping) {
+			ovni_mark_set(2, ++attempt);
+		} else {
+			ovni_mark_push(1, 1 + (i & 1));
+			ovni_mark_pop(1, 1 + (i & 1));
+		}
 		marks++;
 	}
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	setitimer(ITIMER_REAL, &off, NULL);
-	printf("marks %ld\nhandler %ld\n", marks, (long)handled);
+	printf("marks %ld\nhandler %ld\n", (long)marks, (long)handled);
 	return 0;
 }
