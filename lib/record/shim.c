@@ -24,10 +24,12 @@ static uint64_t fnv1a(const unsigned char *p, size_t n)
 	return h;
 }
 
-/* A directory we own, only we can use, and reached without a symlink. */
+/* A directory we own, only we can change, and reached without a symlink.
+ * Mode 0711: a program that drops to another user (su, setpriv, a daemon)
+ * still loads the shim in what it runs then; no one else can list it. */
 static int open_own_dir(int at, const char *name, const char *shown)
 {
-	if (mkdirat(at, name, 0700) != 0 && errno != EEXIST) {
+	if (mkdirat(at, name, 0711) != 0 && errno != EEXIST) {
 		msg_err("cannot create %s: %s", shown, strerror(errno));
 		return -1;
 	}
@@ -37,12 +39,14 @@ static int open_own_dir(int at, const char *name, const char *shown)
 		return -1;
 	}
 	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077) != 0) {
+	if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 022) != 0) {
 		msg_err("%s: not a private directory of this user (owner %u, mode %o); refusing to use it",
 			shown, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		close(fd);
 		return -1;
 	}
+	if ((st.st_mode & 07777) != 0711)
+		fchmod(fd, 0711); /* made 0700 by an older ovni, or under a umask */
 	return fd;
 }
 
@@ -67,7 +71,9 @@ int shim_private_dir(char *path, size_t n)
 		snprintf(cache, sizeof(cache), "%s/.cache", home);
 	if (!tmp || *tmp != '/')
 		tmp = "/tmp";
-	if (usable_parent(xdg))
+	/* root's runtime directory is 0700: the users it drops to cannot
+	 * reach a shim there */
+	if (geteuid() != 0 && usable_parent(xdg))
 		len = snprintf(path, n, "%s/ovni", xdg);
 	else if (usable_parent(tmp))
 		len = snprintf(path, n, "%s/ovni-%u", tmp, (unsigned)getuid());

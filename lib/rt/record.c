@@ -434,7 +434,17 @@ __attribute__((constructor)) static void record_start(void)
 		return;
 	if (rt_instr_is_launcher())
 		return;
+	errno = 0;
 	state = map_state(path);
+	if (!state && (errno == EACCES || errno == EPERM)) {
+		/* it dropped to another user (su, setpriv): nothing it starts
+		 * could be traced either, so they get no shim and see none of
+		 * the recorder's variables; one line for all of them */
+		rt_env_hide();
+		rt_warn("ovni record: process %d runs as user %u, who cannot use %s: it and what it starts are not traced\n",
+			(int)getpid(), (unsigned)getuid(), path);
+		return;
+	}
 	if (!state) {
 		rt_warn("ovni record: cannot use %s; this process is not traced\n", path);
 		return;

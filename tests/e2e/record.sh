@@ -475,9 +475,14 @@ fi
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	for k in --no-kernel --kernel; do
 		rm -rf "$TMP/drop"
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			sh -c 'echo dropped; env | grep -e OVNI -e LD_PRELOAD | sort; exit 5' >"$TMP/drop.plain" 2>&1 </dev/null
 		"$OVNI" record $k -o "$TMP/drop" -- setpriv --reuid=65534 --regid=65534 --clear-groups \
-			sh -c 'echo dropped; exit 5' >"$TMP/out" 2>"$TMP/err" </dev/null
-		same "setpriv to nobody, $k: the program ends as without the recorder" "$?:$(cat "$TMP/out")" "5:dropped"
+			sh -c 'echo dropped; env | grep -e OVNI -e LD_PRELOAD | sort; exit 5' >"$TMP/out" 2>"$TMP/err" </dev/null
+		same "setpriv to nobody, $k: the program ends and sees its environment as without the recorder" \
+			"$?:$(cat "$TMP/out")" "5:$(cat "$TMP/drop.plain")"
+		same "setpriv to nobody, $k: one line says what runs as nobody is not traced, no loader error" \
+			"$(grep -c 'runs as user 65534, who cannot use .*: it and what it starts are not traced' "$TMP/err"):$(grep -c 'cannot be preloaded' "$TMP/err")" "1:0"
 		emu_ok "setpriv to nobody, $k: ovni emu accepts the trace" "$TMP/drop"
 	done
 	# Dropped by the program itself, which then forks: the child's stream
@@ -704,7 +709,7 @@ fi
 # --- Private shim directory. ---
 priv=$(TMPDIR=$TMP/priv sh -c 'mkdir -p "$TMPDIR"; "$1" record -o "$2" -- true 2>/dev/null; ls -d "$TMPDIR"/ovni-*' sh "$OVNI" "$TMP/t3")
 mode=$(stat -c %a "$priv" 2>/dev/null)
-same "the private directory is mode 700" "$mode" 700
+same "the private directory is mode 711 (others load the shim, cannot list it)" "$mode" 711
 same "the shim is installed once, by content hash" "$(ls "$priv" | grep -c '^shim-')" 1
 # Concurrent first runs install the same shim without tripping on each other.
 mkdir -p "$TMP/conc"
