@@ -289,6 +289,8 @@ void rt_kernel_end(struct rt_thread *t)
 		struct put_ctx c = { t, 0 };
 		kswitch_drain(&ks, put, &c);
 	}
+	if (t->busy && !interrupted)
+		t->busy = 0; /* exit() from a handler that came in during an emit, which never goes on */
 	drain_held(t);
 	if (ks.was_full && !interrupted) {
 		/* the kernel says how many it dropped with its next record: one more switch */
