@@ -28,11 +28,16 @@ __attribute__((constructor)) static void jump_init(void)
 static void leave(void)
 {
 	struct rt_thread *t = &rt_self;
-	if (!t->ready || !t->busy)
+	if (!t->ready)
 		return;
-	rt_stream_hold(t);
+	int held = t->busy;
+	if (held)
+		rt_stream_hold(t);
+	/* also between a drain's start and its guard: it writes only with
+	 * the guard held, and lets go of the slot and the drain either way */
 	rt_kernel_jumped(t);
-	rt_guard_give(t, 0);
+	if (held)
+		rt_guard_give(t, 0);
 }
 
 /* The real function, or (looked up by another name, or not at all) the one
