@@ -418,14 +418,22 @@ RT_API void ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
 	ev->header.flags = (uint8_t)((ev->header.flags & 0xf0) | ((cur + size - 1) & 0x0f));
 }
 
+/* 1 if t may emit now; 0 in record mode when it may not (after its end:
+ * late destructors; or never traced); else func aborts. */
+static int emit_ready(const struct rt_thread *t, const char *func)
+{
+	if (t->ready)
+		return 1;
+	if (rt_record_mode)
+		return 0;
+	rt_die(func, "thread is not initialized");
+}
+
 /* Everything the fast path of ovni_ev_emit does not do. */
 void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev)
 {
-	if (!t->ready) {
-		if (rt_record_mode)
-			return; /* after its end (late destructors) or never traced */
-		rt_die("ovni_ev_emit", "thread is not initialized");
-	}
+	if (!emit_ready(t, "ovni_ev_emit"))
+		return;
 	if (ev->header.flags & EV_FLAG_JUMBO)
 		rt_die("ovni_ev_emit", "use ovni_ev_jumbo_emit for jumbo events");
 	uint8_t f = rt_emit_filter[RT_EMIT_KEY(ev->header.model, ev->header.category)];
@@ -631,11 +639,8 @@ static void mark_emit(const char *func, char v, int32_t type, int64_t value)
 	if (value == 0)
 		rt_die(func, "value cannot be zero");
 	struct rt_thread *t = &rt_self;
-	if (!t->ready) {
-		if (rt_record_mode)
-			return;
-		rt_die(func, "thread is not initialized");
-	}
+	if (!emit_ready(t, func))
+		return;
 	if (rt_emit_filter[RT_EMIT_KEY('O', 'M')] & RT_FILTER_DROP)
 		return;
 	uint8_t p[12];
