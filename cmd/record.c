@@ -594,7 +594,7 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 			}
 		}
 		struct salvage_info in = { r->loom, list[i].pid, list[i].tid, r->app_id, r->has_rank, r->rank,
-					   r->nranks, s->phyid, s->ncpus };
+					   r->nranks, s->phyid, s->ncpus, list[i].exited };
 		struct salvage_result res;
 		int single = i + 1 == n || cmp_stream(&list[i + 1], &list[i]) != 0;
 		write_handed_meta(s, &list[i], dir);
@@ -611,7 +611,7 @@ static void finish_trace(struct run *r, double elapsed, const char *app, const c
 		threads++;
 		events += res.events;
 		bytes += res.bytes;
-		if (res.repaired) {
+		if (res.repaired && !list[i].exited) { /* else it ended with its process */
 			cut++;
 			if (res.spilled)
 				msg_warn("%s: the thread did not finish; its stream ends at its last event, after "

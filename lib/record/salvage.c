@@ -323,6 +323,8 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 	uint64_t spilled = 0;
 	if (!finished) {
 		spill_events(dir, &s, &spill, &nspill, &spilled);
+		if (in->exited > s.last_clock) /* it ran until its process exited */
+			s.last_clock = in->exited;
 		uint8_t tail[128];
 		uint64_t added;
 		size_t n = closing_events(&s, tail, &added);
@@ -400,7 +402,7 @@ static int salvage_one(const struct trace *t, const struct trace_stream *s, cons
 	const struct stream_meta *m = &s->meta;
 	struct salvage_info in = { m->loom ? m->loom : "unknown.0", (int)m->pid, (int)m->tid,
 				   m->has_app_id ? (int)m->app_id : 1, m->has_rank, (int)m->rank, (int)m->nranks,
-				   NULL, 0 };
+				   NULL, 0, 0 };
 	int32_t *phyid;
 	*dropped = 0;
 	if (loom_cpus(t, in.loom, &phyid, &in.ncpus) != 0)

@@ -1,7 +1,8 @@
 /* Ends the streams a recorded program left unfinished (killed, crashed,
  * threads cut by exit or exec): the events are kept up to the last whole
- * one, the thread is closed at its last clock (OHe, after KCI or OHr when
- * the thread was out of CPU or paused) and stream.json gets the keys the
+ * one, the thread is closed at its last clock, or at its process's exit
+ * when that came later (OHe, after KCI or OHr when the thread was out of
+ * CPU or paused) and stream.json gets the keys the
  * emulator needs, "finished" included. Finished streams are only counted. */
 #ifndef OVNI_SALVAGE_H
 #define OVNI_SALVAGE_H
@@ -15,6 +16,7 @@ struct salvage_info {
 	int has_rank, rank, nranks;
 	const int32_t *phyid; /* the loom's CPUs: index i is phyid[i] */
 	size_t ncpus;
+	uint64_t exited; /* its process exited at this clock while it ran (0: unknown) */
 };
 
 struct salvage_result {

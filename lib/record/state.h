@@ -11,11 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define RT_STATE_MAGIC 0x33647263696e766full /* "ovnircd3" */
+#define RT_STATE_MAGIC 0x34647263696e766full /* "ovnircd4" */
 #define RT_STATE_MAXCPU 4096
 #define RT_STATE_MAXSTREAMS 65536
 #define RT_STATE_MAXNS 255 /* pid namespaces other than the recorder's with ids of their own */
 #define RT_STATE_NS_SHIFT 22 /* a pid is below 2^22 (the kernel's pid_max limit) */
+#define RT_STATE_NS_RETIRED (1ull << 63) /* in pidns_seen: that namespace has ended */
 
 /* A stream: made by the shim when its thread starts; when the thread has
  * ended cleanly (stream cut to its events, final metadata written), the
@@ -33,6 +34,9 @@ struct rt_state_stream {
 	 * it is the final text of a stream that was not ended (its "finished"
 	 * is not true yet); 0 when the file is up to date. */
 	_Atomic uint64_t meta;
+	/* The clock at which another thread ended the process (exit, _exit)
+	 * while this one still ran; 0 if none. Its stream then ends there. */
+	_Atomic uint64_t exited;
 };
 
 /* The inode of the calling process's pid namespace, 0 without /proc. */

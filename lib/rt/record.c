@@ -36,15 +36,24 @@ static int has_rank, rank, nranks;
  * namespace base (lib/record/state.h), 0 in the recorder's namespace. */
 static int id_base;
 
-static int ns_base(void)
+/* fresh: this process is pid 1 of its namespace, which is then a new one
+ * even if its inode was met before: the kernel gives an ended namespace's
+ * inode to the next, and two namespaces' pid 1 must not share a stream.
+ * The slot of the old one is retired (never matched again). */
+static int ns_base(int fresh)
 {
 	uint64_t ns = rt_state_pidns_now();
 	if (!state->pidns || !ns || ns == state->pidns)
 		return 0;
 	for (int i = 0; i < RT_STATE_MAXNS; i++) {
 		uint64_t seen = 0;
-		if (atomic_compare_exchange_strong(&state->pidns_seen[i], &seen, ns) || seen == ns)
+		if (atomic_compare_exchange_strong(&state->pidns_seen[i], &seen, ns))
 			return (i + 1) << RT_STATE_NS_SHIFT;
+		if (seen != ns)
+			continue;
+		if (!fresh)
+			return (i + 1) << RT_STATE_NS_SHIFT;
+		atomic_store(&state->pidns_seen[i], ns | RT_STATE_NS_RETIRED);
 	}
 	return 0; /* that many namespaces: ids as the kernel gives them */
 }
@@ -106,6 +115,7 @@ static struct {
 	_Atomic int tid;
 	pthread_t th;
 	struct rt_thread *t;
+	int slot; /* of its stream in the state, -1 if none */
 } reg[MAXREG];
 
 static void reg_add(struct rt_thread *t)
@@ -115,6 +125,7 @@ static void reg_add(struct rt_thread *t)
 		if (atomic_load(&reg[i].tid) == 0 && atomic_compare_exchange_strong(&reg[i].tid, &zero, -1)) {
 			reg[i].th = pthread_self();
 			reg[i].t = t;
+			reg[i].slot = t->slot;
 			atomic_store(&reg[i].tid, t->tid);
 			return;
 		}
@@ -163,7 +174,7 @@ static int register_stream(int pid, int tid)
 }
 
 /* The last entry of the stream of pid and tid (a stream continued after
- * an exec), -1 if none; it is no longer done. */
+ * an exec), -1 if none; it is no longer done (nor ended by an exit). */
 static int find_stream(int pid, int tid)
 {
 	uint32_t n = atomic_load(&state->nstreams);
@@ -173,6 +184,7 @@ static int find_stream(int pid, int tid)
 		struct rt_state_stream *e = &state->streams[i];
 		if (e->pid == pid && e->tid == tid) {
 			atomic_store(&e->done, 0);
+			atomic_store(&e->exited, 0);
 			return (int)i;
 		}
 	}
@@ -243,11 +255,11 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 	pthread_setcancelstate(cancel, NULL);
 }
 
-/* The thread ends: OHe, then its CPU is free. */
-static void thread_finish(struct rt_thread *t)
+/* The thread ends: OHe, then its CPU is free. The OHe's clock, 0 if untraced. */
+static uint64_t thread_finish(struct rt_thread *t)
 {
 	if (!t->ready || !t->automatic)
-		return;
+		return 0;
 	rt_kernel_end(t);
 	uint64_t now = rt_clock_exact(t);
 	rt_emit_raw(t, "OHe", now, NULL, 0);
@@ -258,6 +270,7 @@ static void thread_finish(struct rt_thread *t)
 	rt_clock_wait_past(now);
 	release(__atomic_load_n(&t->cpu, __ATOMIC_RELAXED), t->tid);
 	reg_del(t->tid);
+	return now;
 }
 
 int rt_record_owns(const struct rt_thread *t, const struct ovni_ev *ev)
@@ -392,7 +405,7 @@ static void after_fork_child(void)
 	t->ready = 0;
 	t->slot = -1;
 	memset(reg, 0, sizeof(reg));
-	id_base = ns_base(); /* the child of an unshare(CLONE_NEWPID) is in the new one */
+	id_base = ns_base(getpid() == 1); /* the child of an unshare(CLONE_NEWPID) is in the new one */
 	proc_begin(fork_parent_tid, 0);
 }
 
@@ -450,25 +463,45 @@ __attribute__((constructor)) static void record_start(void)
 		return;
 	}
 	rt_record_mode = 1;
-	id_base = ns_base();
+	id_base = ns_base(0);
+	int resume = resuming(); /* compares ids: after the base */
+	if (!resume && getpid() == 1) /* the first traced process of a new namespace */
+		id_base = ns_base(1);
 	rt_env_hide();
 	find_rank();
-	proc_begin(-1, resuming());
+	proc_begin(-1, resume);
 	pthread_atfork(before_fork, NULL, after_fork_child);
 }
 
-/* exit() and return from main: the calling thread ends. Threads still
- * running are cut here; `ovni record` ends their streams afterwards. */
+/* The process exits: the calling thread ends, and the threads still
+ * running end with the process, now. Their streams are cut here; `ovni
+ * record` ends them afterwards at this clock (or at their last event, if
+ * later), as threads that ran to the process's end. Not in a vfork child,
+ * whose exit ends none of its parent's threads. */
+static void process_exit(void)
+{
+	if (!rt_record_mode || trace_id(getpid()) != rt_proc.pid)
+		return;
+	uint64_t now = thread_finish(&rt_self); /* the others end at its OHe */
+	if (!now)
+		now = rt_clock_exact(&rt_self);
+	int self = trace_id(rt_gettid());
+	for (int i = 0; i < MAXREG; i++) {
+		int tid = atomic_load(&reg[i].tid);
+		if (tid > 0 && tid != self && reg[i].slot >= 0)
+			atomic_store(&state->streams[reg[i].slot].exited, now);
+	}
+}
+
+/* exit() and return from main */
 __attribute__((destructor)) static void record_end(void)
 {
-	if (rt_record_mode)
-		thread_finish(&rt_self);
+	process_exit();
 }
 
 RT_API void _exit(int status)
 {
-	if (rt_record_mode)
-		thread_finish(&rt_self);
+	process_exit();
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }

@@ -207,9 +207,37 @@ same "_exit: the thread ends" "$(count OHe "$TMP/uexit")" 1
 rec texit "$TMP/procs" threads-exit
 same "exit with a thread running: status" "$rc" 0
 emu_ok "exit with a thread running: ovni emu accepts the trace" "$TMP/texit"
-grep -q 'did not finish' "$TMP/err" && ok "exit with a thread running: the cut thread is named" ||
-	not_ok "exit with a thread running: the cut thread is named"
+# A thread still running at exit ends with its process: at the exit's
+# clock (or its last event, if later), and no warning, as a program built
+# with GCC's libgomp exits with its workers parked.
+grep -q 'did not finish\|some threads cut' "$TMP/err" &&
+	not_ok "exit with a thread running: it ends with the process, without a warning" ||
+	ok "exit with a thread running: it ends with the process, without a warning"
 same "exit with a thread running: its stream runs from OHx to its OHe" "$(bounds "$TMP/texit")" "2xOHx-OHe "
+# ends_with_exit TRACE: "yes" when the OHe of every other thread is at or
+# after the OHe of the main thread (tid = pid), which exited.
+ends_with_exit() {
+	"$OVNI" dump "$1" 2>/dev/null | awk '$2 == "OHe" { split($3, p, "/"); pid = substr(p[2], 6); tid = substr(p[3], 8)
+			if (pid == tid) main = $1; else other[++n] = $1 }
+		END { bad = main == "" || n == 0; for (i = 1; i <= n; i++) if (other[i] < main) bad = 1; print bad ? "no" : "yes" }'
+}
+same "exit with a thread running: it ends at or after the exit" "$(ends_with_exit "$TMP/texit")" yes
+ref_same "exit with a thread running" "$TMP/texit"
+rec tuexit "$TMP/procs" threads-_exit
+same "_exit with two threads running: status 4" "$rc" 4
+same "_exit with two threads running: each stream runs from OHx to OHe" "$(bounds "$TMP/tuexit")" "3xOHx-OHe "
+grep -q 'did not finish\|some threads cut' "$TMP/err" &&
+	not_ok "_exit with two threads running: they end with the process, without a warning" ||
+	ok "_exit with two threads running: they end with the process, without a warning"
+same "_exit with two threads running: they end at or after the exit" "$(ends_with_exit "$TMP/tuexit")" yes
+ref_same "_exit with two threads running" "$TMP/tuexit"
+# The _exit of a vfork child ends nothing of its parent, which shares its
+# memory: the parent's stream goes on, and its next thread is recorded.
+rec vfork "$TMP/procs" vfork
+same "vfork child's _exit: status 0" "$rc" 0
+emu_ok "vfork child's _exit: ovni emu accepts the trace" "$TMP/vfork"
+same "vfork child's _exit: the parent's stream goes on (OHC, a second thread, two OHe)" \
+	"$(count OHC "$TMP/vfork") $(bounds "$TMP/vfork")" "1 2xOHx-OHe "
 # A thread killed before its first event (exit right after pthread_create)
 # has no stream, not one closed at clock 0 that trips the clock gate.
 n=0

@@ -5,6 +5,10 @@
  *   procs _exit           leaves through _exit with status 5
  *   procs forkexec        the child of a fork execs /bin/true
  *   procs threads-exit    exit() while a thread is still running
+ *   procs threads-_exit   _exit(4) while two threads wait in read(), which
+ *                         the shim does not record (no event after their start)
+ *   procs vfork           a vfork child that calls _exit, then the parent
+ *                         creates a thread and joins it
  *   procs exit-at-create  exit() right after pthread_create
  *   procs system          system("true"): the shell and true are recorded
  *   procs popen           popen("cat", "w"), three lines through it, pclose
@@ -25,6 +29,22 @@ static void *spin(void *a)
 	spinning = 1;
 	for (;;)
 		usleep(1000);
+	return a;
+}
+
+static int park_fd[2];
+
+static void *park(void *a)
+{
+	char c;
+	spinning = 1;
+	while (read(park_fd[0], &c, 1) != 0)
+		;
+	return a;
+}
+
+static void *exec_none(void *a)
+{
 	return a;
 }
 
@@ -73,6 +93,29 @@ int main(int argc, char **argv)
 		while (!spinning) /* a sleep is not enough under load: it must run */
 			usleep(1000);
 		exit(0);
+	}
+	if (!strcmp(what, "threads-_exit")) {
+		pthread_t t[2];
+		if (pipe(park_fd) != 0)
+			return 1;
+		for (int i = 0; i < 2; i++) {
+			spinning = 0;
+			pthread_create(&t[i], NULL, park, NULL);
+			while (!spinning)
+				usleep(1000);
+		}
+		_exit(4);
+	}
+	if (!strcmp(what, "vfork")) {
+		pid_t p = vfork();
+		if (p == 0)
+			_exit(0);
+		int st;
+		waitpid(p, &st, 0);
+		pthread_t t;
+		pthread_create(&t, NULL, exec_none, NULL);
+		pthread_join(t, NULL);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 	}
 	if (!strcmp(what, "exit-at-create")) {
 		pthread_t t;

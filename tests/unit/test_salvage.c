@@ -41,6 +41,23 @@ static void make(const char *const *mcvs, size_t n, const uint8_t *tail, size_t 
 	fclose(f);
 }
 
+/* The clocks of the stream's last two events. */
+static void last_clocks(uint64_t *prev, uint64_t *last)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/stream.obs", dir);
+	struct stream_reader r;
+	*prev = *last = 0;
+	if (sr_open(&r, byte_src_file(path), "t", 0) != 0)
+		return;
+	struct ev ev;
+	while (sr_next(&r, &ev) == 1) {
+		*prev = *last;
+		*last = ev.clock;
+	}
+	sr_close(&r);
+}
+
 /* The MCVs of the stream as written, space separated. */
 static void mcvs_of(char *out, size_t n)
 {
@@ -71,7 +88,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	int32_t cpus[2] = { 0, 1 };
-	struct salvage_info in = { "h.1", 5, 7, 2, 1, 0, 4, cpus, 2 };
+	struct salvage_info in = { "h.1", 5, 7, 2, 1, 0, 4, cpus, 2, 0 };
 	struct salvage_result res;
 	char got[256];
 	uint8_t zeros[4096] = { 0 };
@@ -114,6 +131,29 @@ int main(void)
 	salvage_stream(dir, &in, &res);
 	mcvs_of(got, sizeof(got));
 	CHECK_STR(got, "OHx OHe", "ended thread, unfinished metadata: nothing added");
+
+	/* a thread still running when another one ended the process */
+	uint64_t prev, last;
+	in.exited = 1000;
+	const char *alive[] = { "OHx", "OB." };
+	make(alive, 2, NULL, 0, 0);
+	salvage_stream(dir, &in, &res);
+	mcvs_of(got, sizeof(got));
+	last_clocks(&prev, &last);
+	CHECK_STR(got, "OHx OB. OHe", "running at the exit: ended");
+	CHECK_INT(last, 1000, "running at the exit: its OHe at the exit's clock");
+	make(out, 2, NULL, 0, 0);
+	salvage_stream(dir, &in, &res);
+	mcvs_of(got, sizeof(got));
+	last_clocks(&prev, &last);
+	CHECK_STR(got, "OHx KCO KCI OHe", "out of its CPU at the exit: back in, then ended");
+	CHECK(prev == 1000 && last == 1000, "out of its CPU at the exit: until the exit's clock");
+	in.exited = 15;
+	make(alive, 2, NULL, 0, 0);
+	salvage_stream(dir, &in, &res);
+	last_clocks(&prev, &last);
+	CHECK_INT(last, 20, "an event after the exit's clock: the OHe at that event");
+	in.exited = 0;
 
 	make(NULL, 0, NULL, 0, 0);
 	CHECK(salvage_stream(dir, &in, &res) == 0 && res.dropped && res.events == 0,

@@ -52,7 +52,7 @@ static void salvage(struct membuf *b, struct salvage_result *res)
 	write_file("stream.obs", b->data, b->len);
 	write_file("stream.json", json, sizeof(json) - 1);
 	int32_t phy = 0;
-	struct salvage_info in = { "node0", 1, 7, 1, 0, 0, 0, &phy, 1 };
+	struct salvage_info in = { "node0", 1, 7, 1, 0, 0, 0, &phy, 1, 0 };
 	CHECK(salvage_stream(dir, &in, res) == 0 && res->repaired, "salvage repairs the unfinished stream");
 }
 
@@ -142,7 +142,7 @@ int main(void)
 	write_file("stream.json", done, sizeof(done) - 1);
 	write_file(KSPILL_NAME, spill, sizeof(spill));
 	int32_t phy0 = 0;
-	struct salvage_info in0 = { "node0", 1, 7, 1, 0, 0, 0, &phy0, 1 };
+	struct salvage_info in0 = { "node0", 1, 7, 1, 0, 0, 0, &phy0, 1, 0 };
 	CHECK(salvage_stream(dir, &in0, &res) == 0 && !res.repaired && res.events == 2,
 	      "a finished stream is left as it is, spill or not");
 	char sp[128];
@@ -191,7 +191,7 @@ int main(void)
 	write_file("stream.obs", b.data, b.len);
 	write_file("stream.json", json, sizeof(json) - 1);
 	int32_t phy = 0;
-	struct salvage_info in = { "node0", 1, 7, 1, 0, 0, 0, &phy, 1 };
+	struct salvage_info in = { "node0", 1, 7, 1, 0, 0, 0, &phy, 1, 0 };
 	CHECK(salvage_stream(dir, &in, &res) == 0 && res.dropped && !res.repaired,
 	      "a stream of zeros is dropped, not closed at clock 0 (ovni emu's clock gate)");
 	CHECK(access(dir, F_OK) != 0, "and its directory is gone");
