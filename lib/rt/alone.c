@@ -6,7 +6,10 @@
  * - unshare() into a new user namespace and setns() into a user or mount
  *   namespace: the kernel answers EINVAL to a process of several threads
  *   (`unshare -r`, `nsenter -m`); made again alone when they fail so.
- * - the set*id calls, which glibc makes every thread take (below). */
+ * - the set*id calls, which glibc makes every thread take (below).
+ * - the end of the program's last thread (pthread_exit from main, then
+ *   the others return): glibc ends the process when its last thread
+ *   ends, so the recorder's threads end first (rt_last_thread_ends). */
 #include "base/file.h"
 #include "rt/instr.h"
 #include "rt/kernel.h"
@@ -72,6 +75,15 @@ static void alone_end(struct alone *a)
 	if (a->collector)
 		rt_kernel_collector_start();
 	pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
+}
+
+/* Not checked against /proc/self/task: a first thread that left by
+ * pthread_exit stays listed (a zombie) until the process ends, and the
+ * one before the caller may still be on its way out. */
+void rt_last_thread_ends(void)
+{
+	rt_mapper_stop();
+	rt_kernel_collector_stop();
 }
 
 typedef int (*ns_fn)(int, int);

@@ -228,6 +228,30 @@ static int resume_meta(struct rt_thread *t)
 	return 0;
 }
 
+/* Streams open in this process, as getpid() << 32 | count: a forked
+ * child starts from none (the parent's are not its own). */
+static _Atomic uint64_t open_streams;
+
+static void streams_add(int d, int *last)
+{
+	uint64_t me = (uint64_t)(uint32_t)getpid() << 32, v = atomic_load(&open_streams), n;
+	do {
+		uint32_t c = (v & ~0xffffffffull) == me ? (uint32_t)v : 0;
+		if (d < 0 && c == 0)
+			return; /* opened in the parent */
+		n = me | (uint32_t)(c + (uint32_t)d);
+	} while (!atomic_compare_exchange_weak(&open_streams, &v, n));
+	if (last)
+		*last = (uint32_t)n == 0;
+}
+
+void rt_thread_after_end(struct rt_thread *t)
+{
+	if (t->was_last)
+		rt_last_thread_ends();
+	t->was_last = 0;
+}
+
 void rt_thread_start(struct rt_thread *t, int tid, int resume)
 {
 	struct rt_where *w = t->where;
@@ -271,6 +295,7 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 	}
 	t->ready = 1;
 	rt_meta_changed(t);
+	streams_add(1, NULL);
 }
 
 /* Stream cut to its events, final metadata, files moved: system calls only,
@@ -285,6 +310,7 @@ void rt_thread_end(struct rt_thread *t)
 		rt_meta_hand_over(t);
 	rt_move_files(t);
 	t->finished = 1;
+	streams_add(-1, &t->was_last);
 }
 
 /* The heap a finished thread holds; not from a signal handler (free). */
@@ -342,6 +368,7 @@ RT_API void ovni_thread_free(void)
 	if (t->automatic)
 		return; /* record mode ends it when the thread really ends */
 	rt_thread_end(t);
+	rt_thread_after_end(t);
 	rt_thread_release(t);
 }
 

@@ -324,6 +324,8 @@ static void add_cpus(struct rt_thread *t)
 	rt_meta_write_progress(t);
 }
 
+static void end_on_exit(void);
+
 static void proc_begin(int creator, int resume)
 {
 	struct rt_thread *t = &rt_self;
@@ -335,6 +337,7 @@ static void proc_begin(int creator, int resume)
 		atomic_fetch_add(&state->nprocs, 1);
 	thread_begin(creator, 0, resume);
 	add_cpus(t);
+	end_on_exit(); /* the first thread too may leave by pthread_exit */
 }
 
 static int env_int(const char *name, int *v)
@@ -529,6 +532,7 @@ static pthread_once_t end_once = PTHREAD_ONCE_INIT;
 static void end_thread(void *t)
 {
 	thread_finish(t);
+	rt_thread_after_end(t);
 	rt_thread_release(t);
 }
 
@@ -537,13 +541,20 @@ static void make_end_key(void)
 	pthread_key_create(&end_key, end_thread);
 }
 
+/* From now on, however the calling thread leaves (also the first thread,
+ * by pthread_exit), end_thread runs. */
+static void end_on_exit(void)
+{
+	pthread_once(&end_once, make_end_key);
+	pthread_setspecific(end_key, &rt_self);
+}
+
 static void *thread_main(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
 	thread_begin(s.creator, s.tag, 0);
-	pthread_once(&end_once, make_end_key);
-	pthread_setspecific(end_key, &rt_self);
+	end_on_exit();
 	return s.fn(s.arg);
 }
 

@@ -100,6 +100,7 @@ struct rt_thread {
 	int slot; /* its entry in the record state's streams, -1 none */
 	int nev_unknown; /* nev is not the stream's count (a resumed stream not read) */
 	int was_cut; /* resumed a stream whose thread never ended */
+	int was_last; /* rt_thread_end closed the process's last open stream */
 	int cpu; /* logical CPU index it runs on in record mode, -1 = vCPU */
 	int has_rank, rank, nranks;
 	unsigned instr; /* RT_INSTR_* already declared in the metadata (instr.h) */
@@ -238,6 +239,10 @@ int rt_mapper_running(void);
 /* Stops it once the windows asked for are ready; the next request starts
  * another. Only when no other thread of the program can ask meanwhile. */
 void rt_mapper_stop(void);
+/* The process's last stream has closed: the shim's threads end (they
+ * start again at the next window), so that glibc ends the process when
+ * the program's last thread ends, as it would without them (alone.c). */
+void rt_last_thread_ends(void);
 
 /* meta.c */
 void rt_meta_init(struct rt_thread *t);
@@ -255,6 +260,9 @@ void rt_select_events(void);
 /* api.c: the thread part of ovni_thread_init / ovni_thread_free. */
 void rt_thread_start(struct rt_thread *t, int tid, int resume);
 void rt_thread_end(struct rt_thread *t);
+/* After rt_thread_end, outside a signal handler: if it closed the
+ * process's last stream, the shim's threads end (rt_last_thread_ends). */
+void rt_thread_after_end(struct rt_thread *t);
 void rt_thread_release(struct rt_thread *t); /* frees: not in a signal handler */
 void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev);
 

@@ -231,6 +231,16 @@ grep -q 'did not finish\|some threads cut' "$TMP/err" &&
 	ok "_exit with two threads running: they end with the process, without a warning"
 same "_exit with two threads running: they end at or after the exit" "$(ends_with_exit "$TMP/tuexit")" yes
 ref_same "_exit with two threads running" "$TMP/tuexit"
+# The first thread leaves by pthread_exit, the others return later: glibc
+# ends the process with the last of them, and the shim's own threads must
+# not keep it alive (they did, for good, with SIGTERM blocked).
+rm -rf "$TMP/mpe"
+timeout -s KILL 60 "$OVNI" record -o "$TMP/mpe" -- "$TMP/procs" main-pthread-exit >/dev/null 2>"$TMP/err"
+same "pthread_exit from the first thread: the process ends when the last thread does (status 0)" "$?" 0
+same "pthread_exit from the first thread: every stream runs from OHx to OHe" "$(bounds "$TMP/mpe")" "3xOHx-OHe "
+grep -q 'did not finish\|some threads cut' "$TMP/err" &&
+	not_ok "pthread_exit from the first thread: no thread cut" || ok "pthread_exit from the first thread: no thread cut"
+ref_same "pthread_exit from the first thread" "$TMP/mpe"
 # The _exit of a vfork child ends nothing of its parent, which shares its
 # memory: the parent's stream goes on, and its next thread is recorded.
 rec vfork "$TMP/procs" vfork
@@ -819,10 +829,10 @@ done
 if command -v pkg-config >/dev/null 2>&1; then
 	flags=$(PKG_CONFIG_PATH=$TMP/lib pkg-config --cflags --libs ovni)
 	# shellcheck disable=SC2086
-	$CC -o "$TMP/api-pc" "$SRC/api.c" $flags && (cd / && OVNI_TRACEDIR="$TMP/a0" "$TMP/api-pc" 2 >/dev/null) &&
+	$CC -pthread -o "$TMP/api-pc" "$SRC/api.c" $flags && (cd / && OVNI_TRACEDIR="$TMP/a0" "$TMP/api-pc" 2 >/dev/null) &&
 		ok "ovni.pc: pkg-config flags build and run a program" || not_ok "ovni.pc: pkg-config flags build and run a program"
 fi
-if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib" -lovni; then
+if $CC -pthread -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib" -lovni; then
 	ok "a program builds against ovni lib output"
 	rm -rf "$TMP/a1"
 	(cd "$TMP" && OVNI_TRACEDIR="$TMP/a1" ./api 5 >/dev/null) && ok "api: runs alone" || not_ok "api: runs alone"
@@ -839,6 +849,19 @@ if $CC -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,"$TMP/lib
 	emu_ok "api: ovni emu accepts the recorded trace" "$TMP/a2"
 	same "api: the program's own OHx is replaced by the recorder's" "$(count OHx "$TMP/a2")" 1
 	same "api: marks recorded" "$(count OM] "$TMP/a2")" 5
+	# The first thread leaves by pthread_exit while a second one emits:
+	# the process ends when that one returns (the library's own threads
+	# once kept it alive for good, with SIGTERM blocked).
+	rm -rf "$TMP/a3"
+	(cd "$TMP" && OVNI_TRACEDIR="$TMP/a3" timeout -s KILL 60 ./api 5 pthread-exit >/dev/null)
+	same "api, pthread_exit from the first thread: the process ends (status 0)" "$?" 0
+	same "api, pthread_exit from the first thread: both threads' events" \
+		"$(count OHx "$TMP/a3") $(count OB. "$TMP/a3") $(count OHe "$TMP/a3")" "2 100005 2"
+	emu_ok "api, pthread_exit from the first thread: ovni emu accepts the trace" "$TMP/a3"
+	rm -rf "$TMP/a4"
+	timeout -s KILL 60 "$OVNI" record -o "$TMP/a4" -- "$TMP/api" 5 pthread-exit >/dev/null 2>&1
+	same "api under ovni record, pthread_exit from the first thread: the process ends (status 0)" "$?" 0
+	emu_ok "api under ovni record, pthread_exit from the first thread: ovni emu accepts the trace" "$TMP/a4"
 	# Clocks agree across threads: turns taken one after the other (about
 	# 100 ns apart) are in clock order, with clock_gettime and with the
 	# scaled TSC.

@@ -1,7 +1,12 @@
 /* Uses the libovni API as an instrumented runtime does: process and thread
  * setup, CPUs, marks with labels, attributes, plain and jumbo events. Built
- * against `ovni lib` output; run alone or under ovni record. */
+ * against `ovni lib` output; run alone or under ovni record.
+ *   api N                 N marks, then the thread and the process end
+ *   api N pthread-exit    the same, but the first thread then leaves by
+ *                         pthread_exit while a second one still emits:
+ *                         the process must end when that one returns */
 #include <ovni.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +19,34 @@ static void emit(const char *mcv)
 	ovni_ev_set_mcv(&ev, mcv);
 	ovni_ev_set_clock(&ev, ovni_clock_now());
 	ovni_ev_emit(&ev);
+}
+
+static void exec_event(int cpu)
+{
+	struct ovni_ev ev = { 0 };
+	ovni_ev_set_mcv(&ev, "OHx");
+	ovni_ev_set_clock(&ev, ovni_clock_now());
+	int32_t creator = -1;
+	uint64_t tag = 0;
+	ovni_payload_add(&ev, (uint8_t *)&cpu, 4);
+	ovni_payload_add(&ev, (uint8_t *)&creator, 4);
+	ovni_payload_add(&ev, (uint8_t *)&tag, 8);
+	ovni_ev_emit(&ev);
+}
+
+static void *second(void *arg)
+{
+	ovni_thread_init((int)syscall(SYS_gettid));
+	exec_event(-1);
+	for (int i = 0; i < 100000; i++) { /* windows past the first: the library's mapper thread runs */
+		emit("OB.");
+		if (i % 10000 == 0)
+			usleep(2000); /* the first thread has left by now */
+	}
+	emit("OHe");
+	ovni_flush();
+	ovni_thread_free();
+	return arg;
 }
 
 int main(int argc, char **argv)
@@ -60,10 +93,18 @@ int main(int argc, char **argv)
 	ovni_ev_set_mcv(&jev, "OUj");
 	ovni_ev_set_clock(&jev, ovni_clock_now());
 	ovni_ev_jumbo_emit(&jev, blob, sizeof(blob));
+	pthread_t th;
+	int leave = argc > 2 && strcmp(argv[2], "pthread-exit") == 0;
+	if (leave && pthread_create(&th, NULL, second, NULL) != 0)
+		return 5;
 	emit("OHe");
 	ovni_flush();
 	ovni_thread_free();
-	ovni_proc_fini();
 	printf("api: %d marks\n", n);
+	if (leave) {
+		fflush(stdout);
+		pthread_exit(NULL);
+	}
+	ovni_proc_fini();
 	return 0;
 }

@@ -7,6 +7,9 @@
  *   procs threads-exit    exit() while a thread is still running
  *   procs threads-_exit   _exit(4) while two threads wait in read(), which
  *                         the shim does not record (no event after their start)
+ *   procs main-pthread-exit  the first thread leaves by pthread_exit, the
+ *                         two others return 20 and 40 ms later (glibc then
+ *                         ends the process, status 0)
  *   procs vfork           a vfork child that calls _exit, then the parent
  *                         creates a thread and joins it
  *   procs exit-at-create  exit() right after pthread_create
@@ -40,6 +43,12 @@ static void *park(void *a)
 	spinning = 1;
 	while (read(park_fd[0], &c, 1) != 0)
 		;
+	return a;
+}
+
+static void *nap(void *a)
+{
+	usleep(20000 * (unsigned)(long)a);
 	return a;
 }
 
@@ -105,6 +114,12 @@ int main(int argc, char **argv)
 				usleep(1000);
 		}
 		_exit(4);
+	}
+	if (!strcmp(what, "main-pthread-exit")) {
+		pthread_t t;
+		for (long i = 1; i <= 2; i++)
+			pthread_create(&t, NULL, nap, (void *)i);
+		pthread_exit(NULL);
 	}
 	if (!strcmp(what, "vfork")) {
 		pid_t p = vfork();
