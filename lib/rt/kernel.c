@@ -35,10 +35,13 @@
 static __thread struct kswitch ks __attribute__((tls_model("initial-exec")));
 
 /* The recorders of this process, for the collector. A slot is owned by
- * whoever sets busy (the collector, or the thread to drain or close it). */
+ * whoever sets busy (the collector, or the thread to drain or close it);
+ * taken says a thread has it, so that a new one finds a free slot without
+ * holding each. */
 #define NSLOTS 4096
 static struct slot {
 	_Atomic int busy;
+	_Atomic int taken;
 	struct kswitch *k; /* NULL: free */
 	const struct rt_thread *t; /* its thread: where its kswitch.spill goes */
 	int no_file; /* the file could not be made: not tried again */
@@ -71,24 +74,33 @@ static int wanted(void)
 }
 
 /* slot.busy: who holds it (a thread's own drain is told apart: a long jump
- * out of a signal handler may leave that drain, the slot held). */
+ * out of a signal handler may leave that drain, the slot held), and
+ * whether a thread sleeps until it is let go. */
 #define HELD 1
 #define HELD_BY_DRAIN 2
+#define WAITED 4
+#define HOLDER(busy) ((busy) & ~WAITED)
 
+/* The collector may hold a slot a while (it makes the spill file): past a
+ * short spin, the thread sleeps instead of taking turns with it. */
 static void hold(int i, int who)
 {
+	_Atomic int *b = &slots[i].busy;
 	for (long spins = 0;; spins++) {
-		int free_slot = 0;
-		if (atomic_compare_exchange_weak(&slots[i].busy, &free_slot, who))
+		int v = 0;
+		if (atomic_compare_exchange_weak(b, &v, who))
 			return;
-		if (spins > 100) /* the collector holds it for a copy of one ring at most */
-			sched_yield();
+		if (spins < 100 || v == 0)
+			continue;
+		if ((v & WAITED) || atomic_compare_exchange_weak(b, &v, v | WAITED))
+			syscall(SYS_futex, b, FUTEX_WAIT_PRIVATE, v | WAITED, NULL, NULL, 0);
 	}
 }
 
 static void let_go(int i)
 {
-	atomic_store(&slots[i].busy, 0);
+	if (atomic_exchange(&slots[i].busy, 0) & WAITED)
+		syscall(SYS_futex, &slots[i].busy, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 }
 
 /* The spill of k in a file beside t's stream, so that the switches
@@ -193,18 +205,18 @@ static int take_slot(const struct rt_thread *t)
 		atomic_store(&nslots, 0);
 	}
 	for (int i = 0; i < NSLOTS; i++) {
-		hold(i, HELD);
-		if (!slots[i].k) {
-			slots[i].k = &ks;
-			slots[i].t = t;
-			slots[i].no_file = 0;
-			let_go(i);
-			int n = atomic_load(&nslots);
-			while (n <= i && !atomic_compare_exchange_weak(&nslots, &n, i + 1))
-				;
-			return i;
-		}
+		int no = 0;
+		if (atomic_load(&slots[i].taken) || !atomic_compare_exchange_strong(&slots[i].taken, &no, 1))
+			continue;
+		hold(i, HELD); /* the collector may still look at it */
+		slots[i].k = &ks;
+		slots[i].t = t;
+		slots[i].no_file = 0;
 		let_go(i);
+		int n = atomic_load(&nslots);
+		while (n <= i && !atomic_compare_exchange_weak(&nslots, &n, i + 1))
+			;
+		return i;
 	}
 	return -1;
 }
@@ -268,7 +280,7 @@ void rt_kernel_jumped(struct rt_thread *t)
 		return;
 	struct put_ctx c = { t, 0 };
 	kswitch_abandon(&ks, put, &c);
-	if (my_slot >= 0 && atomic_load(&slots[my_slot].busy) == HELD_BY_DRAIN)
+	if (my_slot >= 0 && HOLDER(atomic_load(&slots[my_slot].busy)) == HELD_BY_DRAIN)
 		let_go(my_slot);
 	in_drain = 0;
 }
@@ -309,6 +321,7 @@ void rt_kernel_end(struct rt_thread *t)
 		slots[my_slot].k = NULL;
 		slots[my_slot].t = NULL;
 		let_go(my_slot);
+		atomic_store(&slots[my_slot].taken, 0);
 	}
 	int had_file = ks.shared != NULL;
 	kswitch_close(&ks);

@@ -36,7 +36,7 @@
  * two windows' pages prepared and not filled (8 MiB wasted a fifth of the
  * pages of 4 threads writing 60 MB each). */
 #define RT_WINDOW (2u << 20)
-#define RT_FIRST_WINDOW (256u << 10) /* the first window of a stream */
+#define RT_FIRST_WINDOW (32u << 10) /* the first window of a stream */
 /* Events a signal handler may emit while its thread is in an emit: a
  * handler that blocks emits two, one that blocks again and again more. */
 #define RT_SIDE 4096u
