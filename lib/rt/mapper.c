@@ -220,7 +220,14 @@ static void mapper_wake(void)
 
 void rt_mapper_stop(void)
 {
+	if (!rt_mapper_running())
+		return;
 	rt_helper_stop(&mapper, mapper_wake);
+	/* a request queued as the mapper quit is served here, not left waiting */
+	for (struct rt_mreq *r = atomic_exchange(&queue, NULL), *next; r; r = next) {
+		next = r->next;
+		serve(r);
+	}
 }
 
 /* Asks for the window [off, off + size) of t's stream, and for drop (the
