@@ -36,7 +36,9 @@
  * two windows' pages prepared and not filled (8 MiB wasted a fifth of the
  * pages of 4 threads writing 60 MB each). */
 #define RT_WINDOW (2u << 20)
-#define RT_FIRST_WINDOW (32u << 10) /* the first window of a stream */
+/* The first window of a stream: small, since every thread maps and zeroes
+ * it (at 256 KiB, most of the cost of a short thread). */
+#define RT_FIRST_WINDOW (32u << 10)
 /* Events a signal handler may emit while its thread is in an emit: a
  * handler that blocks emits two, one that blocks again and again more. */
 #define RT_SIDE 4096u
@@ -236,8 +238,8 @@ void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size
 void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
 /* 1 if this process's mapper thread runs. */
 int rt_mapper_running(void);
-/* Stops it once the windows asked for are ready; the next request starts
- * another. Only when no other thread of the program can ask meanwhile. */
+/* Stops it once the windows asked for are ready (one asked for as it quit
+ * is made by the caller); the next request starts another. */
 void rt_mapper_stop(void);
 /* The process's last stream has closed: the shim's threads end (they
  * start again at the next window), so that glibc ends the process when
