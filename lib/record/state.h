@@ -34,7 +34,7 @@ struct rt_state_stream {
 	 * it is the final text of a stream that was not ended (its "finished"
 	 * is not true yet); 0 when the file is up to date. */
 	_Atomic uint64_t meta;
-	/* The clock at which another thread ended the process (exit, _exit)
+	/* The clock at which another thread ended the process (exit, _exit, exec)
 	 * while this one still ran; 0 if none. Its stream then ends there. */
 	_Atomic uint64_t exited;
 };

@@ -476,6 +476,18 @@ __attribute__((constructor)) static void record_start(void)
 	pthread_atfork(before_fork, NULL, after_fork_child);
 }
 
+/* The other threads of the process end at clock (0: they go on, after
+ * all): the recorder ends their streams there, not as cut ones. */
+static void others_end_at(uint64_t clock)
+{
+	int self = trace_id(rt_gettid());
+	for (int i = 0; i < MAXREG; i++) {
+		int tid = atomic_load(&reg[i].tid);
+		if (tid > 0 && tid != self && reg[i].slot >= 0)
+			atomic_store(&state->streams[reg[i].slot].exited, clock);
+	}
+}
+
 /* The process exits: the calling thread ends, and the threads still
  * running end with the process, now. Their streams are cut here; `ovni
  * record` ends them afterwards at this clock (or at their last event, if
@@ -486,14 +498,7 @@ static void process_exit(void)
 	if (!rt_record_mode || trace_id(getpid()) != rt_proc.pid)
 		return;
 	uint64_t now = thread_finish(&rt_self); /* the others end at its OHe */
-	if (!now)
-		now = rt_clock_exact(&rt_self);
-	int self = trace_id(rt_gettid());
-	for (int i = 0; i < MAXREG; i++) {
-		int tid = atomic_load(&reg[i].tid);
-		if (tid > 0 && tid != self && reg[i].slot >= 0)
-			atomic_store(&state->streams[reg[i].slot].exited, now);
-	}
+	others_end_at(now ? now : rt_clock_exact(&rt_self));
 }
 
 /* exit() and return from main */
@@ -728,7 +733,7 @@ static int exec_begin(char *resume, size_t n)
 	if (!rt_record_mode || !t->ready || !t->automatic || trace_id(getpid()) != rt_proc.pid)
 		return 0;
 	snprintf(resume, n, RT_ENV_RESUME "=%d.%d", rt_proc.pid, t->tid);
-	thread_finish(t);
+	others_end_at(thread_finish(t)); /* the exec ends them */
 	return 1;
 }
 
@@ -738,6 +743,7 @@ static void exec_failed(int began)
 	if (!began)
 		return;
 	int saved = errno;
+	others_end_at(0);
 	rt_self.finished = 0;
 	thread_begin(-1, 0, 1);
 	add_cpus(&rt_self);

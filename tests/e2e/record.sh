@@ -231,6 +231,14 @@ grep -q 'did not finish\|some threads cut' "$TMP/err" &&
 	ok "_exit with two threads running: they end with the process, without a warning"
 same "_exit with two threads running: they end at or after the exit" "$(ends_with_exit "$TMP/tuexit")" yes
 ref_same "_exit with two threads running" "$TMP/tuexit"
+# An exec ends the other threads of the process as an exit does.
+rec texecw "$TMP/procs" exec-with-thread
+same "exec with a thread running: status 0" "$rc" 0
+same "exec with a thread running: each stream runs from OHx to OHe" "$(bounds "$TMP/texecw")" "2xOHx-OHe "
+grep -q 'did not finish\|some threads cut' "$TMP/err" &&
+	not_ok "exec with a thread running: it ends with the exec, without a warning" ||
+	ok "exec with a thread running: it ends with the exec, without a warning"
+ref_same "exec with a thread running" "$TMP/texecw"
 # The first thread leaves by pthread_exit, the others return later: glibc
 # ends the process with the last of them, and the shim's own threads must
 # not keep it alive (they did, for good, with SIGTERM blocked).

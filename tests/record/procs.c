@@ -10,6 +10,7 @@
  *   procs main-pthread-exit  the first thread leaves by pthread_exit, the
  *                         two others return 20 and 40 ms later (glibc then
  *                         ends the process, status 0)
+ *   procs exec-with-thread  execs true while a second thread waits in read()
  *   procs vfork           a vfork child that calls _exit, then the parent
  *                         creates a thread and joins it
  *   procs exit-at-create  exit() right after pthread_create
@@ -120,6 +121,16 @@ int main(int argc, char **argv)
 		for (long i = 1; i <= 2; i++)
 			pthread_create(&t, NULL, nap, (void *)i);
 		pthread_exit(NULL);
+	}
+	if (!strcmp(what, "exec-with-thread")) {
+		pthread_t t;
+		if (pipe(park_fd) != 0)
+			return 1;
+		pthread_create(&t, NULL, park, NULL);
+		while (!spinning)
+			usleep(1000);
+		execlp("true", "true", (char *)NULL);
+		return 1;
 	}
 	if (!strcmp(what, "vfork")) {
 		pid_t p = vfork();
