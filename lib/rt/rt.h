@@ -39,9 +39,17 @@
 /* The first window of a stream: small, since every thread maps and zeroes
  * it (at 256 KiB, most of the cost of a short thread). */
 #define RT_FIRST_WINDOW (32u << 10)
+/* The second, mapped by the thread itself: as large as the windows were
+ * from the first when the first was 256 KiB, so that the mapper has as
+ * long to prepare the third (the thread waits for it, and the timer
+ * signals of a program with handlers that emit pile up meanwhile). */
+#define RT_SECOND_WINDOW (512u << 10)
 /* Events a signal handler may emit while its thread is in an emit: a
- * handler that blocks emits two, one that blocks again and again more. */
-#define RT_SIDE 4096u
+ * handler that blocks emits two, one that blocks again and again more.
+ * An emit may wait milliseconds for the mapper on a loaded machine: 4 KiB
+ * (128 events, 6 ms of a 10 kHz timer's handler) overflowed 1 run in 50
+ * under load; 64 KiB is some 100 ms of it (heap, touched only if used). */
+#define RT_SIDE (64u << 10)
 
 enum rt_proc_state { RT_UNINIT, RT_INIT, RT_READY, RT_GONE };
 

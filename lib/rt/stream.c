@@ -78,7 +78,7 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 	size_t size;
 	void *p = rt_mapper_take(t, off, min, &size);
 	if (!p) {
-		size = drop ? drop_size * 2 : RT_FIRST_WINDOW;
+		size = !drop ? RT_FIRST_WINDOW : drop_size * 2 < RT_SECOND_WINDOW ? RT_SECOND_WINDOW : drop_size * 2;
 		if (size > RT_WINDOW)
 			size = RT_WINDOW;
 		while (size < min)
