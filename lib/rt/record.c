@@ -594,6 +594,8 @@ int rt_helper_start(struct rt_helper *h, void *(*fn)(void *), void (*first)(void
 		return 0;
 	if (!atomic_compare_exchange_strong(&h->pid, &owner, me))
 		return atomic_load(&h->pid) == me ? 0 : -1;
+	if (owner != 0) /* a forked child: a stop going on in the parent is not its own */
+		atomic_store(&h->stopping, 0);
 	if (first)
 		first();
 	sigset_t all, old;
@@ -615,13 +617,16 @@ int rt_helper_running(struct rt_helper *h)
 
 void rt_helper_stop(struct rt_helper *h, void (*wake)(void))
 {
-	if (!rt_helper_running(h))
+	if (!rt_helper_running(h) || atomic_exchange(&h->stopping, 1))
 		return;
-	atomic_store(&h->quit, 1);
-	wake();
-	rt_pthread_join_real(h->th);
-	atomic_store(&h->quit, 0);
-	atomic_store(&h->pid, 0);
+	if (rt_helper_running(h)) { /* not stopped by the one just before */
+		atomic_store(&h->quit, 1);
+		wake();
+		rt_pthread_join_real(h->th);
+		atomic_store(&h->quit, 0);
+		atomic_store(&h->pid, 0);
+	}
+	atomic_store(&h->stopping, 0);
 }
 
 RT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)

@@ -296,12 +296,14 @@ struct rt_helper {
 	_Atomic pid_t pid; /* the process where it runs */
 	pthread_t th;
 	_Atomic uint32_t quit; /* a futex word the helper may sleep on */
+	_Atomic int stopping; /* one rt_helper_stop at a time joins it */
 };
 /* 1 if this call started it (first calling first(), if not NULL, before
  * the thread exists), 0 if it ran already, -1 if it cannot run. */
 int rt_helper_start(struct rt_helper *h, void *(*fn)(void *), void (*first)(void));
 int rt_helper_running(struct rt_helper *h);
-/* Sets quit, calls wake, waits for the thread to end. */
+/* Sets quit, calls wake, waits for the thread to end; a call while
+ * another stops it returns at once. */
 void rt_helper_stop(struct rt_helper *h, void (*wake)(void));
 extern int rt_record_mode;
 
