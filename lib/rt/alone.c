@@ -9,7 +9,7 @@
  * - the set*id calls, which glibc makes every thread take (below).
  * - the end of the program's last thread (pthread_exit from main, then
  *   the others return): glibc ends the process when its last thread
- *   ends, so the recorder's threads end first (rt_last_thread_ends). */
+ *   ends, so the recorder's threads end first (rt_thread_after_end). */
 #include "base/file.h"
 #include "rt/instr.h"
 #include "rt/kernel.h"
@@ -58,8 +58,7 @@ static int alone_begin(struct alone *a)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &a->mask);
 	a->collector = rt_kernel_collector_running();
-	rt_mapper_stop();
-	rt_kernel_collector_stop();
+	rt_helpers_stop();
 	/* a joined thread leaves the process a moment after join returns (the
 	 * bare system call: nanosleep() is the shim's, a blocking call mark) */
 	for (int i = 0; i < 2000 && count_threads() > 1; i++)
@@ -77,10 +76,7 @@ static void alone_end(struct alone *a)
 	pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
 }
 
-/* Not checked against /proc/self/task: a first thread that left by
- * pthread_exit stays listed (a zombie) until the process ends, and the
- * one before the caller may still be on its way out. */
-void rt_last_thread_ends(void)
+void rt_helpers_stop(void)
 {
 	rt_mapper_stop();
 	rt_kernel_collector_stop();

@@ -248,7 +248,7 @@ static void streams_add(int d, int *last)
 void rt_thread_after_end(struct rt_thread *t)
 {
 	if (t->was_last && (atomic_load(&open_streams) & 0xffffffffu) == 0) /* none opened since */
-		rt_last_thread_ends();
+		rt_helpers_stop();
 	t->was_last = 0;
 }
 

@@ -249,10 +249,9 @@ int rt_mapper_running(void);
 /* Stops it once the windows asked for are ready (one asked for as it quit
  * is made by the caller); the next request starts another. */
 void rt_mapper_stop(void);
-/* The process's last stream has closed: the shim's threads end (they
- * start again at the next window), so that glibc ends the process when
- * the program's last thread ends, as it would without them (alone.c). */
-void rt_last_thread_ends(void);
+/* The shim's threads (mapper, switch collector) end; the mapper starts
+ * again at the next window (alone.c). */
+void rt_helpers_stop(void);
 
 /* meta.c */
 void rt_meta_init(struct rt_thread *t);
@@ -271,7 +270,10 @@ void rt_select_events(void);
 void rt_thread_start(struct rt_thread *t, int tid, int resume);
 void rt_thread_end(struct rt_thread *t);
 /* After rt_thread_end, outside a signal handler: if it closed the
- * process's last stream, the shim's threads end (rt_last_thread_ends). */
+ * process's last stream, the shim's threads end, so that glibc ends the
+ * process when the program's last thread ends, as it would without them
+ * (not checked against /proc/self/task: a first thread that left by
+ * pthread_exit stays listed there, a zombie, until the process ends). */
 void rt_thread_after_end(struct rt_thread *t);
 void rt_thread_release(struct rt_thread *t); /* frees: not in a signal handler */
 void rt_emit_slow(struct rt_thread *t, struct ovni_ev *ev);
