@@ -54,9 +54,7 @@ static int alone_begin(struct alone *a)
 	if (helpers == 0 || count_threads() != 1 + helpers)
 		return 0;
 	/* no handler of the program may emit (and ask the mapper) meanwhile */
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &a->mask);
+	rt_signals_off(&a->mask);
 	a->collector = rt_kernel_collector_running();
 	rt_helpers_stop();
 	/* a joined thread leaves the process a moment after join returns (the
@@ -73,7 +71,7 @@ static void alone_end(struct alone *a)
 {
 	if (a->collector)
 		rt_kernel_collector_start();
-	pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
+	rt_signals_on(&a->mask);
 }
 
 void rt_helpers_stop(void)

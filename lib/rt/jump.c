@@ -30,6 +30,8 @@ static void leave(void)
 	struct rt_thread *t = &rt_self;
 	if (!t->ready)
 		return;
+	sigset_t caller; /* a second handler jumping out of this one finds it done */
+	rt_signals_off(&caller);
 	int held = t->busy;
 	if (held)
 		rt_stream_hold(t);
@@ -38,6 +40,7 @@ static void leave(void)
 	rt_kernel_jumped(t);
 	if (held)
 		rt_guard_give(t, 0);
+	rt_signals_on(&caller);
 }
 
 /* The real function, or (looked up by another name, or not at all) the one

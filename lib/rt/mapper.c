@@ -278,8 +278,11 @@ static void *wait_request(struct rt_thread *t, uint64_t *off, size_t *size)
 	for (int ticks = 0; (s = atomic_load_explicit(&r->state, memory_order_acquire)) == M_QUEUED ||
 			    s == M_WAITING;
 	     ticks++) {
-		if (ticks > 500) /* the mapper is gone (it never is): give up */
+		if (ticks > 500) { /* the mapper is gone (it never is): give up */
+			rt_warn("ovni: thread %d waited 5 s for the shim's mapper thread; it maps its stream's next window itself\n",
+				t->tid);
 			return NULL;
+		}
 		int q = M_QUEUED;
 		if (s == M_QUEUED && !atomic_compare_exchange_strong(&r->state, &q, M_WAITING))
 			continue;
@@ -302,6 +305,12 @@ void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size
 		p = NULL;
 	}
 	return p;
+}
+
+void rt_mapper_forked(struct rt_thread *t)
+{
+	if (t->mreq)
+		atomic_store(&t->mreq->state, M_IDLE);
 }
 
 /* Before t's stream is closed: nothing of it in flight or left mapped.

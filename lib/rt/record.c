@@ -405,6 +405,7 @@ static void after_fork_child(void)
 	struct rt_thread *t = &rt_self;
 	t->stream_open = 0;
 	t->win = t->pos = t->end = NULL;
+	rt_mapper_forked(t);
 	t->ready = 0;
 	t->slot = -1;
 	memset(reg, 0, sizeof(reg));
@@ -598,11 +599,10 @@ int rt_helper_start(struct rt_helper *h, void *(*fn)(void *), void (*first)(void
 		atomic_store(&h->stopping, 0);
 	if (first)
 		first();
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
+	sigset_t old;
+	rt_signals_off(&old);
 	int r = rt_pthread_create_real(&h->th, fn, NULL);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	rt_signals_on(&old);
 	if (r != 0) {
 		atomic_store(&h->pid, 0);
 		return -1;

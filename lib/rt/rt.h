@@ -15,6 +15,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -155,6 +156,10 @@ pid_t rt_gettid(void);
  * the shim cannot write in). fd >= 0, else path. */
 void rt_fix_mode(int fd, const char *path, mode_t mode);
 int rt_mkpath(const char *path);
+/* Every signal blocked (the old mask in *old), then put back: a handler
+ * that leaves by a long jump never lands in the middle of what is between. */
+void rt_signals_off(sigset_t *old);
+void rt_signals_on(const sigset_t *old);
 
 /* env.c: the recorder's variables, hidden from the program */
 void rt_env_hide(void); /* record mode, at start */
@@ -244,6 +249,8 @@ void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
 void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);
 void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
+/* In a forked child: t's request in flight was its parent's. */
+void rt_mapper_forked(struct rt_thread *t);
 /* 1 if this process's mapper thread runs. */
 int rt_mapper_running(void);
 /* Stops it once the windows asked for are ready (one asked for as it quit

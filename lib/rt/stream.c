@@ -45,23 +45,22 @@ static void *map_lost(struct rt_thread *t, size_t size, int err)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* rt_map_pages in the program's thread. A file size limit (ulimit -f)
- * would kill the program with SIGXFSZ there; blocked, the call fails with
- * EFBIG, and the signal it raised is taken back. (The mapper thread blocks
- * every signal.) */
-static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size)
+/* rt_map_pages in the program's thread, every signal blocked (caller: the
+ * program's mask). A file size limit (ulimit -f) would kill the program
+ * with SIGXFSZ there; blocked, the call fails with EFBIG, and the signal it
+ * raised is taken back unless the program blocks it too. (The mapper
+ * thread blocks every signal.) */
+static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size, const sigset_t *caller)
 {
-	sigset_t xfsz, old;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
 	void *p = rt_map_pages(&t->where->obs, off, size);
 	int err = errno;
-	if (!p && err == EFBIG && !sigismember(&old, SIGXFSZ)) {
+	if (!p && err == EFBIG && !sigismember(caller, SIGXFSZ)) {
+		sigset_t xfsz;
+		sigemptyset(&xfsz);
+		sigaddset(&xfsz, SIGXFSZ);
 		const struct timespec now = { 0, 0 };
 		sigtimedwait(&xfsz, NULL, &now);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = err;
 	return p;
 }
@@ -70,9 +69,13 @@ static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size)
  * mapper prepared when it fits, else now. Windows start small (a thread
  * that emits little holds little memory) and double up to RT_WINDOW; after
  * a switch the mapper prepares the next one. Windows overlap by a page,
- * since a window is left when its last page is being filled. */
+ * since a window is left when its last page is being filled. The switch
+ * is made with every signal blocked: a handler that jumped out of it would
+ * leave t half in the old window, half in the new one. */
 static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *drop, size_t drop_size)
 {
+	sigset_t caller;
+	rt_signals_off(&caller);
 	uint64_t off = used & ~(uint64_t)(PAGE - 1);
 	size_t min = (size_t)(used - off) + need + RT_SLACK;
 	size_t size;
@@ -86,7 +89,7 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 		if (t->lost) {
 			p = map_lost(t, size, 0); /* told already */
 		} else {
-			p = map_pages_here(t, off, size);
+			p = map_pages_here(t, off, size, &caller);
 			int err = errno;
 			/* record mode: whatever the cause (a full disk, a program
 			 * that dropped its privileges), the program goes on */
@@ -106,6 +109,7 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 		munmap(drop, drop_size);
 	else if (drop)
 		rt_mapper_request(t, off + size - PAGE, size * 2 > RT_WINDOW ? RT_WINDOW : size * 2, drop, drop_size);
+	rt_signals_on(&caller);
 }
 
 uint64_t rt_stream_used(const struct rt_thread *t)
@@ -203,6 +207,8 @@ void rt_stream_close(struct rt_thread *t)
 {
 	if (!t->stream_open)
 		return;
+	sigset_t caller; /* no handler jumps out with the window unmapped */
+	rt_signals_off(&caller);
 	/* The thread ends, maybe in a handler that interrupted one of its
 	 * emits (it exits): that emit never goes on, so its place is taken. */
 	rt_stream_hold(t);
@@ -210,6 +216,7 @@ void rt_stream_close(struct rt_thread *t)
 	unmap(t);
 	rt_mapper_quiesce(t);
 	t->stream_open = 0;
+	rt_signals_on(&caller);
 	if (t->lost)
 		return;
 	struct stat st;
@@ -237,49 +244,50 @@ static void put_now(struct rt_thread *t, const void *head, size_t nhead, const v
 }
 
 /* A handler interrupted an emit of its thread: the event waits in the side
- * buffer. Handlers nest, so a slot is reserved in one step. */
+ * buffer. Signals are blocked meanwhile: a nested handler that jumped out
+ * would leave a slot reserved and half written for the drain to read. */
 static void side_put(struct rt_thread *t, const void *head, size_t nhead, const void *body, size_t nbody)
 {
 	size_t n = nhead + nbody;
+	sigset_t caller;
+	rt_signals_off(&caller);
 	uint32_t off = atomic_load_explicit(&t->side_len, memory_order_relaxed);
-	do {
-		if (n > RT_SIDE - off) {
-			atomic_fetch_add(&t->where->side_lost, 1);
-			return;
-		}
-	} while (!atomic_compare_exchange_weak(&t->side_len, &off, off + (uint32_t)n));
-	memcpy(t->where->side + off, head, nhead);
-	if (nbody)
-		memcpy(t->where->side + off + nhead, body, nbody);
+	if (n > RT_SIDE - off) {
+		atomic_fetch_add(&t->where->side_lost, 1);
+	} else {
+		memcpy(t->where->side + off, head, nhead);
+		if (nbody)
+			memcpy(t->where->side + off + nhead, body, nbody);
+		atomic_store(&t->side_len, off + (uint32_t)n);
+	}
+	rt_signals_on(&caller);
 }
 
+/* With every signal blocked: a handler that jumped out of it would leave
+ * its events written and still in the side buffer, to be written again. */
 void rt_side_drain(struct rt_thread *t, uint64_t floor)
 {
+	sigset_t caller;
+	rt_signals_off(&caller);
 	uint8_t *side = t->where->side;
-	uint32_t done = 0;
-	for (;;) {
-		uint32_t len = atomic_load(&t->side_len);
-		if (len == done) {
-			if (atomic_compare_exchange_strong(&t->side_len, &len, 0))
-				break;
-			continue; /* a handler came in since */
-		}
-		while (done < len) {
-			uint8_t *e = side + done;
-			size_t n = ev_size(e);
-			uint64_t clock = ev_clock(e);
-			if (clock < floor)
-				memcpy(e + 4, &floor, 8);
-			else
-				floor = clock;
-			put_now(t, e, n, NULL, 0);
-			done += (uint32_t)n;
-		}
+	uint32_t len = atomic_load(&t->side_len);
+	for (uint32_t done = 0; done < len;) {
+		uint8_t *e = side + done;
+		size_t n = ev_size(e);
+		uint64_t clock = ev_clock(e);
+		if (clock < floor)
+			memcpy(e + 4, &floor, 8);
+		else
+			floor = clock;
+		put_now(t, e, n, NULL, 0);
+		done += (uint32_t)n;
 	}
+	atomic_store(&t->side_len, 0);
 	uint32_t lost = atomic_exchange(&t->where->side_lost, 0);
 	if (lost)
 		rt_warn("ovni: %u events emitted by signal handlers of thread %d while it was emitting did not fit in %u bytes: they are not recorded\n",
 			lost, t->tid, RT_SIDE);
+	rt_signals_on(&caller);
 }
 
 void rt_side_late(struct rt_thread *t, uint64_t floor)

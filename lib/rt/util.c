@@ -37,6 +37,18 @@ void rt_warn(const char *fmt, ...)
 	file_write_all(2, buf, strlen(buf));
 }
 
+void rt_signals_off(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+void rt_signals_on(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 pid_t rt_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
