@@ -18,7 +18,10 @@ static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t b;
 static sem_t s;
 static _Atomic int main_tid, tid;
+static _Atomic int at; /* the call main or the worker is about to make */
 static int flag;
+
+enum { AT_LOCK = 1, AT_COND, AT_SEM };
 
 /* Whether thread t sleeps in the kernel (state S in /proc). */
 static int sleeping(int t)
@@ -35,11 +38,12 @@ static int sleeping(int t)
 	return p && p[1] == ' ' && p[2] == 'S';
 }
 
-/* Waits until thread t blocks (t is 0 until it has started). */
-static void wait_sleeping(_Atomic int *t)
+/* Waits until thread t blocks, once it is about to make call (it may
+ * sleep before that too: the shim's own waits). */
+static void wait_sleeping(_Atomic int *t, int call)
 {
-	while (!atomic_load(t))
-		;
+	while (atomic_load(&at) != call)
+		sched_yield();
 	while (!sleeping(atomic_load(t)))
 		sched_yield();
 }
@@ -48,16 +52,23 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	atomic_store(&tid, (int)syscall(SYS_gettid));
+	atomic_store(&at, AT_LOCK);
 	pthread_mutex_lock(&m); /* contended: main holds it */
 	pthread_mutex_unlock(&m);
 	pthread_barrier_wait(&b);
-	wait_sleeping(&main_tid); /* in pthread_cond_wait */
-	pthread_mutex_lock(&m);
+	for (;;) { /* main set AT_COND holding m: m is free once it waits */
+		if (pthread_mutex_trylock(&m) == 0) {
+			if (atomic_load(&at) == AT_COND)
+				break;
+			pthread_mutex_unlock(&m);
+		}
+		sched_yield();
+	}
 	flag = 1;
 	pthread_cond_signal(&c);
 	pthread_mutex_unlock(&m);
 	pthread_barrier_wait(&b);
-	wait_sleeping(&main_tid); /* in sem_wait */
+	wait_sleeping(&main_tid, AT_SEM);
 	sem_post(&s);
 	usleep(200000); /* main joins while this runs */
 	return NULL;
@@ -71,14 +82,16 @@ int main(void)
 	atomic_store(&main_tid, (int)syscall(SYS_gettid));
 	pthread_mutex_lock(&m);
 	pthread_create(&th, NULL, worker, NULL);
-	wait_sleeping(&tid);
+	wait_sleeping(&tid, AT_LOCK);
 	pthread_mutex_unlock(&m);
 	pthread_barrier_wait(&b);
 	pthread_mutex_lock(&m);
+	atomic_store(&at, AT_COND);
 	while (!flag)
 		pthread_cond_wait(&c, &m);
 	pthread_mutex_unlock(&m);
 	pthread_barrier_wait(&b);
+	atomic_store(&at, AT_SEM);
 	sem_wait(&s);
 	pthread_join(th, NULL);
 	struct timespec ts = { 0, 1000000 };
