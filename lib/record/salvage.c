@@ -26,6 +26,7 @@ struct scan {
 	int unordered; /* inside OU[ ... OU]: clocks may go back (--kernel) */
 	uint64_t last_kco; /* clock of the last KCO */
 	uint64_t last_k; /* clock of the last KCO or KCI */
+	int kernel; /* a kernel event seen */
 };
 
 /* Walks whole events from the header; stops at the first byte that cannot
@@ -42,6 +43,7 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 		if (e[1] == 'O' && e[2] == 'H')
 			s->thread = (char)e[3];
 		else if (e[1] == 'K' && e[2] == 'C') {
+			s->kernel = 1;
 			s->kernel_out = e[3] == 'O';
 			s->last_k = ev_clock(e);
 		}
@@ -184,8 +186,9 @@ static int set(struct json *m, const char *key, struct json *v)
 }
 
 /* The metadata of a repaired stream: what was on disk, plus every key the
- * emulator requires. */
-static int fix_meta(const char *dir, const struct salvage_info *in)
+ * emulator requires (the kernel model's when the stream has its events: a
+ * thread killed before the shim first wrote its metadata). */
+static int fix_meta(const char *dir, const struct salvage_info *in, int kernel)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
@@ -212,6 +215,8 @@ static int fix_meta(const char *dir, const struct salvage_info *in)
 	bad |= set(m, "ovni.app_id", json_new_number(in->app_id));
 	if (!json_dotget(m, "ovni.require.ovni"))
 		bad |= set(m, "ovni.require.ovni", json_new_string(MODEL_OVNI_VERSION));
+	if (kernel && !json_dotget(m, "ovni.require.kernel"))
+		bad |= set(m, "ovni.require.kernel", json_new_string(MODEL_KERNEL_VERSION));
 	if (in->has_rank && !json_dotget(m, "ovni.rank")) {
 		bad |= set(m, "ovni.rank", json_new_number(in->rank));
 		bad |= set(m, "ovni.nranks", json_new_number(in->nranks));
@@ -340,7 +345,7 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 			out->spilled = spilled;
 			s.events += spilled + added;
 			s.end += nspill + n;
-			if (fix_meta(dir, in) != 0)
+			if (fix_meta(dir, in, s.kernel || spilled != 0) != 0)
 				rc = -1;
 		}
 	}

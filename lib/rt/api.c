@@ -271,7 +271,8 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 		strcpy(w->dir, w->final_dir);
 	/* record mode: the stream that cannot be opened then is lost, the
 	 * program goes on (rt_stream_open) */
-	if ((rt_mkpath(w->final_dir) != 0 || rt_mkpath(w->dir) != 0) && !rt_record_mode)
+	int moved = strcmp(w->dir, w->final_dir) != 0; /* made in OVNI_TMPDIR */
+	if ((rt_mkpath(w->final_dir) != 0 || (moved && rt_mkpath(w->dir) != 0)) && !rt_record_mode)
 		rt_die("ovni_thread_init", "cannot create directory %s: %s", w->dir, strerror(errno));
 	if (file_join_to(w->obs.path, sizeof(w->obs.path), w->dir, "stream.obs") >= sizeof(w->obs.path) ||
 	    file_join_to(w->json, sizeof(w->json), w->dir, "stream.json") >= sizeof(w->json) ||

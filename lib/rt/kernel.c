@@ -249,8 +249,7 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 		rt_kernel_collector_start();
 	}
 	atomic_fetch_add(&state->kernel_threads, 1);
-	ovni_thread_require("kernel", MODEL_KERNEL_VERSION);
-	rt_meta_write_progress(t); /* on disk now: a killed thread is salvaged from it */
+	ovni_thread_require("kernel", MODEL_KERNEL_VERSION); /* written by the caller */
 }
 
 /* Drains with the slot and the emit guard held. A signal handler that

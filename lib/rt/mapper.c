@@ -124,32 +124,24 @@ int rt_file_open(const struct rt_file *f, struct stat *st)
 	return fd;
 }
 
-/* Grows the file to cover the window and maps it with its pages present
- * and writable. Only the part beyond the file's end is grown: the window
- * overlaps the one still being filled by a page. The mapping outlives the
- * descriptor, which is closed before returning. */
-void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
+/* Grows the file (open as fd, have bytes long) to cover the window and
+ * maps it with its pages present and writable. Only the part beyond the
+ * file's end is grown: the window overlaps the one still being filled by a
+ * page. The mapping outlives the descriptor. */
+void *rt_map_fd(int fd, uint64_t have, uint64_t off, size_t size)
 {
-	struct stat st;
-	int fd = rt_file_open(f, &st);
-	if (fd < 0)
-		return NULL;
-	void *p = NULL;
-	uint64_t have = (uint64_t)st.st_size;
 	int r = 1; /* 0: blocks reserved, not in the page cache yet */
 	if (have < off + size) {
 		uint64_t from = have > off ? have : off;
 		r = reserve(fd, from, off + size);
 		if (r < 0 || (r > 0 && rt_write_zeros(fd, from, off + size) != 0))
-			goto out;
+			return NULL;
 	}
 	/* fallocated pages are not in the page cache: mapping them for
 	 * reading first would be a second pass */
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (r ? MAP_POPULATE : 0), fd, (off_t)off);
-	if (p == MAP_FAILED) {
-		p = NULL;
-		goto out;
-	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (r ? MAP_POPULATE : 0), fd, (off_t)off);
+	if (p == MAP_FAILED)
+		return NULL;
 	/* On a disk file system the pages come mapped read-only (the kernel
 	 * tracks which get dirty): each one's first write would fault in the
 	 * thread. This takes those faults here, contents unchanged (Linux
@@ -157,7 +149,17 @@ void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
 	madvise(p, size, MADV_POPULATE_WRITE);
 	/* A forked child must not write into its parent's stream. */
 	madvise(p, size, MADV_DONTFORK);
-out:;
+	return p;
+}
+
+/* rt_map_fd of f, opened here and closed before returning. */
+void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
+{
+	struct stat st;
+	int fd = rt_file_open(f, &st);
+	if (fd < 0)
+		return NULL;
+	void *p = rt_map_fd(fd, (uint64_t)st.st_size, off, size);
 	int err = errno;
 	close(fd);
 	errno = err;

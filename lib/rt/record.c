@@ -223,8 +223,14 @@ int rt_record_meta_spill(const struct rt_thread *t, const char *s, size_t len, i
 	return 0;
 }
 
-/* A thread starts being traced: its stream, metadata, and OHx. */
-static void thread_begin(int creator, uint64_t tag, int resume)
+static void add_cpus(struct rt_thread *t);
+
+/* A thread starts being traced: its stream, metadata, and OHx. The first
+ * of a process (or of an image) lists the loom's CPUs too. Its metadata is
+ * written once, with all of that: a thread killed before then is salvaged
+ * from what the recorder knows (each write is a file made and renamed, a
+ * round trip to the metadata server on a parallel file system). */
+static void thread_begin(int creator, uint64_t tag, int resume, int first)
 {
 	struct rt_thread *t = &rt_self;
 	int tid = trace_id(rt_gettid());
@@ -240,8 +246,9 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 		t->rank = rank;
 		t->nranks = nranks;
 	}
+	if (first)
+		add_cpus(t);
 	rt_meta_changed(t);
-	rt_meta_write_progress(t);
 	if (!resume)
 		atomic_fetch_add(&state->nthreads, 1);
 	t->cpu = place_self(tid);
@@ -252,6 +259,7 @@ static void thread_begin(int creator, uint64_t tag, int resume)
 		rt_emit_now(t, "OHe", NULL, 0);
 	emit_execute(t, creator, tag);
 	rt_kernel_begin(t, state);
+	rt_meta_write_progress(t);
 	pthread_setcancelstate(cancel, NULL);
 }
 
@@ -320,23 +328,19 @@ static void add_cpus(struct rt_thread *t)
 	for (uint32_t i = 0; i < state->ncpus; i++)
 		t->cpus[i] = (struct rt_cpu){ (int)i, state->phyid[i] };
 	t->ncpus = t->capcpus = state->ncpus;
-	rt_meta_changed(t);
-	rt_meta_write_progress(t);
 }
 
 static void end_on_exit(void);
 
 static void proc_begin(int creator, int resume)
 {
-	struct rt_thread *t = &rt_self;
 	atomic_store(&rt_proc.state, RT_UNINIT);
 	const char *loom = rt_env("OVNI_RECORD_LOOM");
 	const char *app = rt_env("OVNI_RECORD_APPID");
 	ovni_proc_init(app ? atoi(app) : 1, loom ? loom : "unknown.0", trace_id(getpid()));
 	if (!resume)
 		atomic_fetch_add(&state->nprocs, 1);
-	thread_begin(creator, 0, resume);
-	add_cpus(t);
+	thread_begin(creator, 0, resume, 1);
 	end_on_exit(); /* the first thread too may leave by pthread_exit */
 }
 
@@ -559,7 +563,7 @@ static void *thread_main(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
-	thread_begin(s.creator, s.tag, 0);
+	thread_begin(s.creator, s.tag, 0, 0);
 	end_on_exit();
 	return s.fn(s.arg);
 }
@@ -750,8 +754,7 @@ static void exec_failed(int began)
 	int saved = errno;
 	others_end_at(0);
 	rt_self.finished = 0;
-	thread_begin(-1, 0, 1);
-	add_cpus(&rt_self);
+	thread_begin(-1, 0, 1, 1);
 	errno = saved;
 }
 

@@ -245,6 +245,7 @@ int rt_file_open(const struct rt_file *f, struct stat *st);
 /* Zeros over [from, end) of fd, past its end: its pages then exist, and a
  * full disk fails here (-1, errno) rather than as a SIGBUS in a mapping. */
 int rt_write_zeros(int fd, uint64_t from, uint64_t end);
+void *rt_map_fd(int fd, uint64_t have, uint64_t off, size_t size);
 void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
 void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);

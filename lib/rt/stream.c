@@ -45,14 +45,22 @@ static void *map_lost(struct rt_thread *t, size_t size, int err)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* rt_map_pages in the program's thread, every signal blocked (caller: the
- * program's mask). A file size limit (ulimit -f) would kill the program
+/* The stream's file as rt_stream_open has it open: its first window is
+ * mapped through it, not by opening the file again. */
+struct opened {
+	int fd;
+	uint64_t size;
+};
+
+/* rt_map_pages in the program's thread (of o when not NULL), every signal
+ * blocked (caller: the program's mask). A file size limit (ulimit -f) would kill the program
  * with SIGXFSZ there; blocked, the call fails with EFBIG, and the signal it
  * raised is taken back unless the program blocks it too. (The mapper
  * thread blocks every signal.) */
-static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size, const sigset_t *caller)
+static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size, const sigset_t *caller,
+			    const struct opened *o)
 {
-	void *p = rt_map_pages(&t->where->obs, off, size);
+	void *p = o ? rt_map_fd(o->fd, o->size, off, size) : rt_map_pages(&t->where->obs, off, size);
 	int err = errno;
 	if (!p && err == EFBIG && !sigismember(caller, SIGXFSZ)) {
 		sigset_t xfsz;
@@ -72,7 +80,8 @@ static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size, cons
  * since a window is left when its last page is being filled. The switch
  * is made with every signal blocked: a handler that jumped out of it would
  * leave t half in the old window, half in the new one. */
-static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *drop, size_t drop_size)
+static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *drop, size_t drop_size,
+		       const struct opened *o)
 {
 	sigset_t caller;
 	rt_signals_off(&caller);
@@ -89,7 +98,7 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 		if (t->lost) {
 			p = map_lost(t, size, 0); /* told already */
 		} else {
-			p = map_pages_here(t, off, size, &caller);
+			p = map_pages_here(t, off, size, &caller, o);
 			int err = errno;
 			/* record mode: whatever the cause (a full disk, a program
 			 * that dropped its privileges), the program goes on */
@@ -130,7 +139,7 @@ void rt_stream_grow(struct rt_thread *t, size_t need)
 	uint64_t used = rt_stream_used(t);
 	/* The old window stays in t until the new one replaces it: a fatal
 	 * signal meanwhile still finds a consistent stream to finish. */
-	map_window(t, used, need, t->win, t->win_size);
+	map_window(t, used, need, t->win, t->win_size, NULL);
 }
 
 /* Where the whole events of a stream end, and how many there are: a
@@ -169,7 +178,7 @@ void rt_stream_open(struct rt_thread *t, int resume)
 		t->stream_open = 1;
 		t->nev = 0;
 		t->nev_unknown = 0;
-		map_window(t, 0, 8, NULL, 0);
+		map_window(t, 0, 8, NULL, 0, NULL);
 		return;
 	}
 	if (fd < 0 || fstat(fd, &st) != 0)
@@ -180,25 +189,27 @@ void rt_stream_open(struct rt_thread *t, int resume)
 	t->where->obs.ino = (uint64_t)st.st_ino;
 	t->stream_open = 1;
 	uint64_t used = 0;
+	struct opened o = { fd, (uint64_t)st.st_size };
 	t->nev = 0;
 	if (resume) {
 		off_t end = lseek(fd, 0, SEEK_END);
+		o.size = end > 0 ? (uint64_t)end : 0;
 		used = end > 0 ? events_end(fd, (uint64_t)end, &t->nev) : 0;
 		t->nev_unknown = t->nev == UINT64_MAX;
 	}
-	close(fd);
 	if (used < 8) {
 		used = 0;
 		t->nev = 0;
 		t->nev_unknown = 0;
-		map_window(t, 0, 8, NULL, 0);
+		map_window(t, 0, 8, NULL, 0, &o);
 		memcpy(t->pos, OVNI_STREAM_MAGIC, 4);
 		uint32_t version = OVNI_STREAM_VERSION;
 		memcpy(t->pos + 4, &version, 4);
 		t->pos += 8;
 	} else {
-		map_window(t, used, 0, NULL, 0);
+		map_window(t, used, 0, NULL, 0, &o);
 	}
+	close(fd);
 }
 
 /* Unmaps and cuts the file to the events written. Only system calls: a

@@ -65,7 +65,9 @@ void rt_fix_mode(int fd, const char *path, mode_t mode)
 }
 
 /* mkdir -p with mode 0755, in record mode whatever the program's umask
- * (rt_fix_mode: why it is not file_mkdirs); 0 or -1 with errno. */
+ * (rt_fix_mode: why it is not file_mkdirs); 0 or -1 with errno. The leaf
+ * is tried first: a thread's directory has its parents already, and each
+ * mkdir is a round trip to the metadata server on a parallel file system. */
 int rt_mkpath(const char *path)
 {
 	char p[PATH_MAX];
@@ -74,6 +76,14 @@ int rt_mkpath(const char *path)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	if (mkdir(path, 0755) == 0) {
+		rt_fix_mode(-1, path, 0755);
+		return 0;
+	}
+	if (errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
 	memcpy(p, path, n + 1);
 	for (size_t i = 1; i <= n; i++) {
 		if (p[i] != '/' && p[i] != '\0')

@@ -126,6 +126,25 @@ int main(void)
 	mcvs_of(got, sizeof(got));
 	CHECK_STR(got, "OHx KCO KCI OHe", "thread out of its CPU: back in, then ended");
 
+	/* killed before the shim wrote its metadata (it does once the thread
+	 * has begun): made from what the recorder knows */
+	char json_path[300];
+	snprintf(json_path, sizeof(json_path), "%s/stream.json", dir);
+	make(out, 2, NULL, 0, 0);
+	unlink(json_path);
+	CHECK_INT(salvage_stream(dir, &in, &res), 0, "no metadata yet: salvaged");
+	m = meta();
+	CHECK(m && json_int(json_dotget(m, "ovni.tid"), &v) == 0 && v == 7, "no metadata yet: the thread's id");
+	CHECK(m && json_int(json_dotget(m, "ovni.finished"), &v) == 0 && v == 1, "no metadata yet: finished");
+	CHECK(m && json_dotget(m, "ovni.require.kernel"), "no metadata yet: its kernel events require the kernel model");
+	json_free(m);
+	make(running, 3, NULL, 0, 0);
+	unlink(json_path);
+	salvage_stream(dir, &in, &res);
+	m = meta();
+	CHECK(m && !json_dotget(m, "ovni.require.kernel"), "no metadata yet, no kernel event: no kernel model");
+	json_free(m);
+
 	const char *dead[] = { "OHx", "OHe" };
 	make(dead, 2, zeros, 100, 0);
 	salvage_stream(dir, &in, &res);
