@@ -285,9 +285,7 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 	 * another thread, a reused pid) goes on instead of being overwritten. */
 	if (rt_record_mode)
 		rt_move_back(t);
-	if (rt_record_mode && !resume && access(w->obs.path, F_OK) == 0)
-		resume = 1;
-	rt_stream_open(t, resume);
+	resume = rt_stream_open(t, resume);
 	if (!resume || resume_meta(t) != 0) {
 		rt_meta_init(t);
 		if (!rt_record_mode) /* record mode writes it once its slot and rank are set */

@@ -171,7 +171,7 @@ const char *rt_env(const char *name);
 char **rt_env_traced(char *const envp[], const char *extra);
 
 /* stream.c */
-void rt_stream_open(struct rt_thread *t, int resume);
+int rt_stream_open(struct rt_thread *t, int resume);
 void rt_stream_grow(struct rt_thread *t, size_t need);
 uint64_t rt_stream_used(const struct rt_thread *t);
 void rt_stream_close(struct rt_thread *t); /* async-signal-safe */

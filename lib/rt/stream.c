@@ -163,12 +163,18 @@ static uint64_t events_end(int fd, uint64_t size, uint64_t *count)
 }
 
 /* resume: an exec'd image continues the stream of its thread (same pid and
- * tid) after the events already there. The descriptor is closed once the
- * first window is mapped (struct rt_file, its path set by rt_thread_start). */
-void rt_stream_open(struct rt_thread *t, int resume)
+ * tid) after the events already there; in record mode so does any stream
+ * found there (an exec from another thread, a reused pid). The descriptor
+ * is closed once the first window is mapped (struct rt_file, its path set
+ * by rt_thread_start). Whether it resumed. */
+int rt_stream_open(struct rt_thread *t, int resume)
 {
-	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : O_TRUNC);
+	int flags = O_RDWR | O_CREAT | O_CLOEXEC | (resume ? 0 : rt_record_mode ? O_EXCL : O_TRUNC);
 	int fd = open(t->where->obs.path, flags, 0644);
+	if (fd < 0 && errno == EEXIST && !resume) {
+		resume = 1;
+		fd = open(t->where->obs.path, O_RDWR | O_CLOEXEC);
+	}
 	struct stat st;
 	if (fd < 0 && (errno == EMFILE || errno == ENFILE || rt_record_mode)) {
 		/* the program holds all the descriptors it may, or it cannot
@@ -179,7 +185,7 @@ void rt_stream_open(struct rt_thread *t, int resume)
 		t->nev = 0;
 		t->nev_unknown = 0;
 		map_window(t, 0, 8, NULL, 0, NULL);
-		return;
+		return resume;
 	}
 	if (fd < 0 || fstat(fd, &st) != 0)
 		rt_die("rt_stream_open", "cannot open %s: %s", t->where->obs.path, strerror(errno));
@@ -210,6 +216,7 @@ void rt_stream_open(struct rt_thread *t, int resume)
 		map_window(t, used, 0, NULL, 0, &o);
 	}
 	close(fd);
+	return resume;
 }
 
 /* Unmaps and cuts the file to the events written. Only system calls: a
