@@ -28,7 +28,9 @@ __attribute__((constructor)) static void jump_init(void)
 static void leave(void)
 {
 	struct rt_thread *t = &rt_self;
-	if (!t->ready)
+	/* a jump out of none of ours (an error path of the program, as perl's
+	 * die): no system call */
+	if (!t->ready || (!t->busy && !rt_kernel_in_drain()))
 		return;
 	sigset_t caller; /* a second handler jumping out of this one finds it done */
 	rt_signals_off(&caller);

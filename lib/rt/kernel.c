@@ -273,6 +273,11 @@ static void drain_held(struct rt_thread *t)
 	in_drain = 0;
 }
 
+int rt_kernel_in_drain(void)
+{
+	return in_drain;
+}
+
 void rt_kernel_jumped(struct rt_thread *t)
 {
 	if (!ks.map || !in_drain)

@@ -16,6 +16,8 @@ void rt_kernel_end(struct rt_thread *t);
  * that came in during it): its region closed, its slot let go. The
  * thread's emit guard must be held. */
 void rt_kernel_jumped(struct rt_thread *t);
+/* 1 if this thread is between a drain's start and end. */
+int rt_kernel_in_drain(void);
 /* The collector thread of this process: started by the first thread whose
  * switches are recorded; stopped (joined) and started again around a call
  * that needs the process to have one thread (alone.c). */
