@@ -13,6 +13,7 @@
 #include "base/lock.h"
 #include "base/msg.h"
 #include "base/json.h"
+#include "trace/events.h"
 #include "trace/kspill.h"
 #include "trace/stream.h"
 #include "trace/trace.h"
@@ -26,8 +27,13 @@ struct scan {
 	int unordered; /* inside OU[ ... OU]: clocks may go back (--kernel) */
 	uint64_t last_kco; /* clock of the last KCO */
 	uint64_t last_k; /* clock of the last KCO or KCI */
-	int kernel; /* a kernel event seen */
+	uint64_t models[4]; /* the model ids (first MCV byte) seen, as bits */
 };
+
+static void model_seen(uint64_t models[4], uint8_t id)
+{
+	models[id >> 6] |= 1ull << (id & 63);
+}
 
 /* Walks whole events from the header; stops at the first byte that cannot
  * start one: the zero bytes the shim keeps after the last event, or a torn
@@ -40,10 +46,10 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 	const uint8_t *e;
 	while ((e = ev_walk_next(&w))) {
 		s->events++;
+		model_seen(s->models, e[1]);
 		if (e[1] == 'O' && e[2] == 'H')
 			s->thread = (char)e[3];
 		else if (e[1] == 'K' && e[2] == 'C') {
-			s->kernel = 1;
 			s->kernel_out = e[3] == 'O';
 			s->last_k = ev_clock(e);
 		}
@@ -186,9 +192,10 @@ static int set(struct json *m, const char *key, struct json *v)
 }
 
 /* The metadata of a repaired stream: what was on disk, plus every key the
- * emulator requires (the kernel model's when the stream has its events: a
- * thread killed before the shim first wrote its metadata). */
-static int fix_meta(const char *dir, const struct salvage_info *in, int kernel)
+ * emulator requires, among them each model whose events the stream has (a
+ * program's ovni_thread_require is written when its thread ends, and the
+ * shim's own once the thread has begun: a killed thread may have neither). */
+static int fix_meta(const char *dir, const struct salvage_info *in, const uint64_t models[4])
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
@@ -215,8 +222,13 @@ static int fix_meta(const char *dir, const struct salvage_info *in, int kernel)
 	bad |= set(m, "ovni.app_id", json_new_number(in->app_id));
 	if (!json_dotget(m, "ovni.require.ovni"))
 		bad |= set(m, "ovni.require.ovni", json_new_string(MODEL_OVNI_VERSION));
-	if (kernel && !json_dotget(m, "ovni.require.kernel"))
-		bad |= set(m, "ovni.require.kernel", json_new_string(MODEL_KERNEL_VERSION));
+	for (unsigned id = 0; id < 256; id++) {
+		const struct model_info *mi = models[id >> 6] >> (id & 63) & 1 ? model_info_by_id((char)id) : NULL;
+		char key[64];
+		snprintf(key, sizeof(key), "ovni.require.%s", mi ? mi->name : "");
+		if (mi && !json_dotget(m, key))
+			bad |= set(m, key, json_new_string(mi->version));
+	}
 	if (in->has_rank && !json_dotget(m, "ovni.rank")) {
 		bad |= set(m, "ovni.rank", json_new_number(in->rank));
 		bad |= set(m, "ovni.nranks", json_new_number(in->nranks));
@@ -345,7 +357,9 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 			out->spilled = spilled;
 			s.events += spilled + added;
 			s.end += nspill + n;
-			if (fix_meta(dir, in, s.kernel || spilled != 0) != 0)
+			if (spilled)
+				model_seen(s.models, 'K');
+			if (fix_meta(dir, in, s.models) != 0)
 				rc = -1;
 		}
 	}

@@ -640,6 +640,7 @@ RT_API void ovni_mark_type(int32_t type, long flags, const char *title)
 	attr_set("ovni_mark_type", key, json_new_string(title));
 	snprintf(key, sizeof(key), "ovni.mark.%d.chan_type", (int)type);
 	attr_set("ovni_mark_type", key, json_new_string(flags & OVNI_MARK_STACK ? "stack" : "single"));
+	rt_meta_write(&rt_self); /* a killed thread's marks stay readable */
 }
 
 RT_API void ovni_mark_label(int32_t type, int64_t value, const char *label)
@@ -658,6 +659,7 @@ RT_API void ovni_mark_label(int32_t type, int64_t value, const char *label)
 	if (json_dotget(rt_self.meta, key))
 		rt_die("ovni_mark_label", "label for value %lld already defined", (long long)value);
 	attr_set("ovni_mark_label", key, json_new_string(label));
+	rt_meta_write(&rt_self);
 }
 
 static void mark_emit(const char *func, char v, int32_t type, int64_t value)

@@ -870,6 +870,17 @@ if $CC -pthread -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,
 	timeout -s KILL 60 "$OVNI" record -o "$TMP/a4" -- "$TMP/api" 5 pthread-exit >/dev/null 2>&1
 	same "api under ovni record, pthread_exit from the first thread: the process ends (status 0)" "$?" 0
 	emu_ok "api under ovni record, pthread_exit from the first thread: ovni emu accepts the trace" "$TMP/a4"
+	# Killed after declaring a mark type and requiring a model: the marks
+	# were written as declared, the model comes from the events (both were
+	# in memory only, and the trace was refused).
+	rm -rf "$TMP/a5"
+	"$OVNI" record -o "$TMP/a5" -- "$TMP/api" 5 killed >/dev/null 2>&1
+	same "api killed under ovni record: the recorder says so" "$?" 137
+	grep -q '"Phase"' "$TMP"/a5/*/*/*/stream.json && ok "api killed: its mark type is in stream.json" ||
+		not_ok "api killed: its mark type is in stream.json"
+	rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+	check "api killed: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu" "$TMP/a5"
+	ref_same "api killed" "$TMP/a5"
 	# Clocks agree across threads: turns taken one after the other (about
 	# 100 ns apart) are in clock order, with clock_gettime and with the
 	# scaled TSC.

@@ -4,9 +4,13 @@
  *   api N                 N marks, then the thread and the process end
  *   api N pthread-exit    the same, but the first thread then leaves by
  *                         pthread_exit while a second one still emits:
- *                         the process must end when that one returns */
+ *                         the process must end when that one returns
+ *   api N killed          the same, but the thread then requires the mpi
+ *                         model, enters and leaves MPI_Init and is killed
+ *                         (SIGKILL) */
 #include <ovni.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +97,12 @@ int main(int argc, char **argv)
 	ovni_ev_set_mcv(&jev, "OUj");
 	ovni_ev_set_clock(&jev, ovni_clock_now());
 	ovni_ev_jumbo_emit(&jev, blob, sizeof(blob));
+	if (argc > 2 && strcmp(argv[2], "killed") == 0) {
+		ovni_thread_require("mpi", "1.0.0");
+		emit("MUi");
+		emit("MUI");
+		raise(SIGKILL);
+	}
 	pthread_t th;
 	int leave = argc > 2 && strcmp(argv[2], "pthread-exit") == 0;
 	if (leave && pthread_create(&th, NULL, second, NULL) != 0)

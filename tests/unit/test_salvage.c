@@ -144,6 +144,17 @@ int main(void)
 	m = meta();
 	CHECK(m && !json_dotget(m, "ovni.require.kernel"), "no metadata yet, no kernel event: no kernel model");
 	json_free(m);
+	/* the program's ovni_thread_require("nosv") is written when its thread
+	 * ends: killed before, the stream has the model's events only */
+	const char *nosv[] = { "OHx", "VHa", "VTc" };
+	make(nosv, 3, NULL, 0, 0);
+	salvage_stream(dir, &in, &res);
+	m = meta();
+	const struct json *req = m ? json_dotget(m, "ovni.require.nosv") : NULL;
+	const char *ver = req && req->type == JSON_STRING ? req->u.str.s : NULL;
+	CHECK_STR(ver ? ver : "(none)", "2.7.0", "killed instrumented thread: the models of its events are required");
+	CHECK(m && !json_dotget(m, "ovni.require.nanos6"), "killed instrumented thread: no other model");
+	json_free(m);
 
 	const char *dead[] = { "OHx", "OHe" };
 	make(dead, 2, zeros, 100, 0);
