@@ -222,11 +222,12 @@ static int fix_meta(const char *dir, const struct salvage_info *in, const uint64
 	bad |= set(m, "ovni.app_id", json_new_number(in->app_id));
 	if (!json_dotget(m, "ovni.require.ovni"))
 		bad |= set(m, "ovni.require.ovni", json_new_string(MODEL_OVNI_VERSION));
-	for (unsigned id = 0; id < 256; id++) {
-		const struct model_info *mi = models[id >> 6] >> (id & 63) & 1 ? model_info_by_id((char)id) : NULL;
+	for (size_t i = 0; model_infos[i]; i++) {
+		const struct model_info *mi = model_infos[i];
+		uint8_t id = (uint8_t)mi->id;
 		char key[64];
-		snprintf(key, sizeof(key), "ovni.require.%s", mi ? mi->name : "");
-		if (mi && !json_dotget(m, key))
+		snprintf(key, sizeof(key), "ovni.require.%s", mi->name);
+		if ((models[id >> 6] >> (id & 63) & 1) && !json_dotget(m, key))
 			bad |= set(m, key, json_new_string(mi->version));
 	}
 	if (in->has_rank && !json_dotget(m, "ovni.rank")) {

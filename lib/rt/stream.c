@@ -52,11 +52,11 @@ struct opened {
 	uint64_t size;
 };
 
-/* rt_map_pages in the program's thread (of o when not NULL), every signal
- * blocked (caller: the program's mask). A file size limit (ulimit -f) would kill the program
- * with SIGXFSZ there; blocked, the call fails with EFBIG, and the signal it
- * raised is taken back unless the program blocks it too. (The mapper
- * thread blocks every signal.) */
+/* rt_map_pages in the program's thread (through o when not NULL), every
+ * signal blocked (caller: the program's mask). A file size limit (ulimit
+ * -f) would kill the program with SIGXFSZ there; blocked, the call fails
+ * with EFBIG, and the signal it raised is taken back unless the program
+ * blocks it too. (The mapper thread blocks every signal.) */
 static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size, const sigset_t *caller,
 			    const struct opened *o)
 {
