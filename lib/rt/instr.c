@@ -3,6 +3,22 @@
 
 #include <dlfcn.h>
 
+/* With every signal blocked: a handler's blocking call in the middle would
+ * declare a second time, in a half-made metadata tree (it took the half for
+ * the program's own mark 99 and turned the block marks off for good) and
+ * with malloc's lock maybe held (a deadlock). */
+void rt_instr_declare(struct rt_thread *t, unsigned kind, rt_instr_declare_fn declare)
+{
+	sigset_t caller;
+	rt_signals_off(&caller);
+	if (!(t->instr & kind)) {
+		declare(t);
+		t->instr |= kind;
+		rt_meta_write(t);
+	}
+	rt_signals_on(&caller);
+}
+
 void rt_instr_meta_set(struct rt_thread *t, const char *key, const char *value)
 {
 	if (json_dotset(t->meta, key, json_new_string(value)) != 0)

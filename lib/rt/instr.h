@@ -17,19 +17,19 @@
 
 typedef void (*rt_instr_declare_fn)(struct rt_thread *t);
 
-/* The calling thread when record mode traces it, else NULL; the first call
- * for a kind runs declare (which ends with rt_meta_changed) and writes the
- * metadata now, so a killed process's trace still declares it. */
+/* The first call for a kind on t: declare (which ends with rt_meta_changed),
+ * then the metadata written now, so a killed process's trace still
+ * declares it. */
+void rt_instr_declare(struct rt_thread *t, unsigned kind, rt_instr_declare_fn declare);
+
+/* The calling thread when record mode traces it, else NULL. */
 static inline struct rt_thread *rt_instr_thread(unsigned kind, rt_instr_declare_fn declare)
 {
 	struct rt_thread *t = &rt_self;
 	if (!rt_record_mode || !t->ready)
 		return NULL;
-	if (RT_UNLIKELY(!(t->instr & kind))) {
-		declare(t);
-		t->instr |= kind;
-		rt_meta_write(t);
-	}
+	if (RT_UNLIKELY(!(t->instr & kind)))
+		rt_instr_declare(t, kind, declare);
 	return t;
 }
 
