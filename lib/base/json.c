@@ -1050,6 +1050,23 @@ err:
 	return -1;
 }
 
+int json_del(struct json *obj, const char *key)
+{
+	ssize_t i = obj_find(obj, key, strlen(key));
+	if (i < 0)
+		return 0;
+	if (own_data(obj) < 0)
+		return -1;
+	struct json *v = obj->u.obj.vals[i];
+	free(obj->u.obj.keys[i]);
+	size_t rest = obj->u.obj.n - (size_t)i - 1; /* the order of the others stays */
+	memmove(obj->u.obj.keys + i, obj->u.obj.keys + i + 1, rest * sizeof(*obj->u.obj.keys));
+	memmove(obj->u.obj.vals + i, obj->u.obj.vals + i + 1, rest * sizeof(*obj->u.obj.vals));
+	obj->u.obj.n--;
+	json_free(v);
+	return 0;
+}
+
 int json_set(struct json *obj, const char *key, struct json *val)
 {
 	return set_n(obj, key, strlen(key), val);

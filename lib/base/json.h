@@ -45,6 +45,8 @@ struct json *json_new_bool(int b);
  * accepted): json_set(o, "k", json_new_number(1)) never leaks. Replaces an
  * existing key in place. -1 if no memory or obj is not an object. */
 int json_set(struct json *obj, const char *key, struct json *val);
+/* Removes key and frees its value; 0 also when absent, -1 if no memory. */
+int json_del(struct json *obj, const char *key);
 /* Like json_set on a dot path, creating missing objects on the way. */
 int json_dotset(struct json *obj, const char *dotpath, struct json *val);
 int json_append(struct json *arr, struct json *val); /* same ownership rule */

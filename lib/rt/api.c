@@ -632,6 +632,7 @@ RT_API void ovni_mark_type(int32_t type, long flags, const char *title)
 	if (!title || !*title)
 		rt_die("ovni_mark_type", "bad title");
 	need_ready_thread("ovni_mark_type");
+	rt_block_mark_yield(&rt_self, type);
 	char key[64];
 	snprintf(key, sizeof(key), "ovni.mark.%d", (int)type);
 	if (json_dotget(rt_self.meta, key))

@@ -54,11 +54,16 @@ static const char *const block_label[B_NCALLS] = {
 	[B_CLOCK_NANOSLEEP] = "clock_nanosleep",
 };
 
+/* Set once the program declares mark BLOCK_MARK itself, in any thread:
+ * no thread declares it for the shim from then on (one type with two
+ * titles makes the trace unreadable). */
+static int program_mark;
+
 static void declare(struct rt_thread *t)
 {
 	char key[96];
 	snprintf(key, sizeof(key), "ovni.mark.%d", BLOCK_MARK);
-	if (json_dotget(t->meta, key)) {
+	if (__atomic_load_n(&program_mark, __ATOMIC_RELAXED) || json_dotget(t->meta, key)) {
 		t->instr |= RT_INSTR_BLOCK_OFF; /* a libovni program's own mark 99 */
 		return;
 	}
@@ -71,6 +76,24 @@ static void declare(struct rt_thread *t)
 		rt_instr_meta_set(t, key, block_label[v]);
 	}
 	rt_meta_changed(t);
+}
+
+int rt_block_mark_yield(struct rt_thread *t, int32_t type)
+{
+	if (type != BLOCK_MARK)
+		return 0;
+	__atomic_store_n(&program_mark, 1, __ATOMIC_RELAXED);
+	if (!(t->instr & RT_INSTR_BLOCK) || (t->instr & RT_INSTR_BLOCK_OFF))
+		return 0; /* not the shim's: the program's second declaration, or none */
+	sigset_t caller;
+	rt_signals_off(&caller);
+	char key[16];
+	snprintf(key, sizeof(key), "%d", BLOCK_MARK);
+	if (json_del(json_dotget(t->meta, "ovni.mark"), key) != 0)
+		rt_die("ovni_mark_type", "out of memory");
+	t->instr |= RT_INSTR_BLOCK_OFF;
+	rt_signals_on(&caller);
+	return 1;
 }
 
 static void emit(struct rt_thread *t, char v, int call)

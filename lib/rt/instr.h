@@ -17,6 +17,12 @@
 
 typedef void (*rt_instr_declare_fn)(struct rt_thread *t);
 
+/* The program declares mark type: if it is the shim's block mark, no
+ * thread declares that for the shim any more, and t's declaration of it,
+ * if any, is withdrawn (1) so that the program's takes its place (its
+ * earlier waits then show under the program's title). */
+int rt_block_mark_yield(struct rt_thread *t, int32_t type);
+
 /* The first call for a kind on t: declare (which ends with rt_meta_changed),
  * then the metadata written now, so a killed process's trace still
  * declares it. */

@@ -45,6 +45,25 @@ if "$OVNI" lib "$TMP/lib" >/dev/null 2>&1 &&
 	same "own mark 99: only the program's push, no usleep's" "$(pushes 1) $(pushes 12)" "1 0"
 	mkdir -p "$TMP/emu99"
 	check "own mark 99: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu99" "$TMP/m99"
+	# declared after a wait the shim recorded: the program's declaration
+	# takes the shim's place (it aborted with "type 99 already defined")
+	"$OVNI" record -o "$TMP/m99late" -- "$TMP/mark99" late >/dev/null 2>"$TMP/err"
+	same "own mark 99 declared late: exit status" "$?" 0
+	grep -q "already defined" "$TMP/err" && not_ok "own mark 99 declared late: no abort" ||
+		ok "own mark 99 declared late: no abort"
+	grep -q '"Blocked in"' "$TMP"/m99late/*/*/*/stream.json && not_ok "own mark 99 declared late: only the program's title" ||
+		ok "own mark 99 declared late: only the program's title"
+	mkdir -p "$TMP/emu99late"
+	check "own mark 99 declared late: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu99late" "$TMP/m99late"
+	# declared by main, then another thread waits: that thread leaves 99
+	# to the program too (two titles for one type: both emulators refused)
+	"$OVNI" record -o "$TMP/m99th" -- "$TMP/mark99" thread >/dev/null 2>&1
+	same "own mark 99, another thread waits: exit status" "$?" 0
+	same "own mark 99, another thread waits: no stream declares the shim's title" \
+		"$(cat "$TMP"/m99th/*/*/*/stream.json | grep -c '"Blocked in"')" 0
+	mkdir -p "$TMP/emu99th"
+	check "own mark 99, another thread waits: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu99th" "$TMP/m99th"
+	ref_same "own mark 99, another thread waits" "$TMP/m99th"
 else
 	not_ok "own mark 99: build mark99.c against ovni lib"
 fi

@@ -237,6 +237,23 @@ static void test_edit_parsed(void)
 	free(out);
 	json_free(copy);
 
+	/* a key removed, from a parsed object and a built one: the others keep their order */
+	v = parse("{\"a\": {\"x\": 1}, \"b\": 2, \"c\": [3]}");
+	CHECK(v && json_del(v, "a") == 0 && json_del(v, "nope") == 0, "remove a parsed key, and an absent one");
+	CHECK(json_set(v, "d", json_new_number(5)) == 0 && json_del(v, "c") == 0, "remove after an addition");
+	out = json_write_compact(v, NULL);
+	CHECK_STR(out, "{\"b\":2,\"d\":5}", "what is left of the parsed object");
+	free(out);
+	json_free(v);
+	v = json_new(JSON_OBJECT);
+	CHECK(json_dotset(v, "m.99.title", json_new_string("t")) == 0 && json_dotset(v, "m.98", json_new_number(1)) == 0,
+	      "built an object to remove from");
+	CHECK(json_del(json_get(v, "m"), "99") == 0, "remove a built subtree");
+	out = json_write_compact(v, NULL);
+	CHECK_STR(out, "{\"m\":{\"98\":1}}", "what is left of the built object");
+	free(out);
+	json_free(v);
+
 	/* a big object: duplicates are still found, at the repeated key */
 	char *big = malloc(200000);
 	size_t n = 0;
