@@ -881,6 +881,14 @@ if $CC -pthread -o "$TMP/api" "$SRC/api.c" -I"$TMP/lib" -L"$TMP/lib" -Wl,-rpath,
 	rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
 	check "api killed: ovni emu -l accepts the trace" "$OVNI" emu -l -o "$TMP/emu" "$TMP/a5"
 	ref_same "api killed" "$TMP/a5"
+	# Ten forks amid window changes (the shim's mapper is often preparing
+	# the parent's next window): every child's events and the parent's kept.
+	rm -rf "$TMP/a6"
+	timeout -s KILL 120 "$OVNI" record -o "$TMP/a6" -- "$TMP/api" 5 forks >/dev/null 2>"$TMP/err"
+	same "api forks under ovni record: exit status" "$?" 0
+	grep -q "waited" "$TMP/err" && not_ok "api forks: no wait for the mapper" || ok "api forks: no wait for the mapper"
+	same "api forks: 11 processes, every event" "$(count OHx "$TMP/a6") $(count OB. "$TMP/a6")" "11 2100005"
+	emu_ok "api forks: ovni emu accepts the trace" "$TMP/a6"
 	# Clocks agree across threads: turns taken one after the other (about
 	# 100 ns apart) are in clock order, with clock_gettime and with the
 	# scaled TSC.

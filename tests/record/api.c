@@ -7,7 +7,10 @@
  *                         the process must end when that one returns
  *   api N killed          the same, but the thread then requires the mpi
  *                         model, enters and leaves MPI_Init and is killed
- *                         (SIGKILL) */
+ *                         (SIGKILL)
+ *   api N forks           the same, but first 10 forks amid window changes
+ *                         (ovni record only): before each, 200000 events;
+ *                         each child emits 10000 and exits */
 #include <ovni.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void emit(const char *mcv)
@@ -102,6 +106,25 @@ int main(int argc, char **argv)
 		emit("MUi");
 		emit("MUI");
 		raise(SIGKILL);
+	}
+	if (argc > 2 && strcmp(argv[2], "forks") == 0) {
+		/* the shim's mapper often has a window of the parent's in the
+		 * making at the fork: the child must not wait for it */
+		for (int k = 0; k < 10; k++) {
+			for (int i = 0; i < 200000; i++)
+				emit("OB.");
+			pid_t c = fork();
+			if (c < 0)
+				return 6;
+			if (c == 0) {
+				for (int i = 0; i < 10000; i++)
+					emit("OB.");
+				exit(0);
+			}
+			int st;
+			if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				return 7;
+		}
 	}
 	pthread_t th;
 	int leave = argc > 2 && strcmp(argv[2], "pthread-exit") == 0;
