@@ -139,26 +139,57 @@ void prv_set_window(struct prv *p, int64_t from, int64_t to)
 
 /* The last time formatted by any .prv: the thread and CPU traces write
  * lines at the same times, so each time is formatted once. A pure function
- * of time (it starts as 0, valid), shared by all. */
+ * of time (it starts as 0, valid), shared by all. From 10000 on, the last
+ * four digits are a word of their own: the next time close by rewrites
+ * only that word, and a line copies it whole right after (a wider copy of
+ * bytes just stored in part stalls until the store is done). */
 static struct {
 	int64_t time;
 	uint64_t low; /* time % 10000 when time >= 10000 */
-	size_t len;
-	char buf[24];
-} tcache = { 0, 0, 1, "0" };
+	size_t len; /* of head */
+	size_t len4; /* 4 when time >= 10000, else 0 */
+	char head[24]; /* the digits before the last four (all of them below 10000) */
+	uint32_t last4; /* the last four digits, as text */
+} tcache = { 0, 0, 1, 0, "0", 0 };
+
+/* The four digits of v < 10000, as text in a word: two lookups in the
+ * small table (the big one misses the cache on scattered values). */
+static inline uint32_t digits4(uint64_t v)
+{
+	uint64_t hi = v / 100;
+	uint16_t a, b;
+	memcpy(&a, fmt_digits2 + 2 * hi, 2);
+	memcpy(&b, fmt_digits2 + 2 * (v - hi * 100), 2);
+	return (uint32_t)a | (uint32_t)b << 16;
+}
+
+static __attribute__((noinline)) void tcache_format(int64_t t)
+{
+	if (t >= 10000) {
+		uint64_t low = (uint64_t)t % 10000;
+		tcache.len = put_i64(tcache.head, t / 10000);
+		tcache.len4 = 4;
+		tcache.last4 = digits4(low);
+		tcache.low = low;
+	} else {
+		tcache.len = put_i64(tcache.head, t);
+		tcache.len4 = 0;
+		tcache.low = 0;
+	}
+	tcache.time = t;
+}
 
 static inline void tcache_set(int64_t t)
 {
 	/* events come close in time: often only the last 4 digits change */
 	uint64_t low = tcache.low + ((uint64_t)t - (uint64_t)tcache.time);
 	if (tcache.time >= 10000 && low < 10000) {
-		memcpy(tcache.buf + tcache.len - 4, fmt_digits4 + 4 * low, 4);
+		tcache.last4 = digits4(low);
+		tcache.low = low;
+		tcache.time = t;
 	} else {
-		tcache.len = put_i64(tcache.buf, t);
-		low = t >= 10000 ? (uint64_t)(t % 10000) : 0;
+		tcache_format(t);
 	}
-	tcache.low = low;
-	tcache.time = t;
 }
 
 static __attribute__((noinline, cold)) int fail_dup(const struct chan *c, const struct prv_sink *s)
@@ -214,8 +245,10 @@ static inline int put_line(struct prv *p, const struct prv_sink *s, int64_t w, c
 	char *d = p->out.buf + p->out.len;
 	memcpy(d, s->head, sizeof(s->head));
 	d += s->headlen;
-	memcpy(d, tcache.buf, sizeof(tcache.buf));
+	memcpy(d, tcache.head, sizeof(tcache.head));
 	d += tcache.len;
+	memcpy(d, &tcache.last4, 4);
+	d += tcache.len4;
 	if ((uint64_t)w < 10) {
 		memcpy(d, s->typestr, sizeof(s->typestr));
 		d += s->typelen;
