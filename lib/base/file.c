@@ -89,6 +89,34 @@ size_t file_pread_all(int fd, void *buf, size_t n, uint64_t off, int *err)
 	return got;
 }
 
+/* mkdir of p, then of the directories above it only when one is missing:
+ * one call when the parents exist (the usual case), not one per level. */
+static int mkdir_up(char *p)
+{
+	if (mkdir(p, 0755) == 0)
+		return 0;
+	if (errno == ENOENT) {
+		char *slash = strrchr(p, '/');
+		while (slash && slash > p && slash[-1] == '/')
+			slash--;
+		if (!slash || slash == p)
+			return -1; /* no parent to make: the path is gone under us */
+		*slash = '\0';
+		int r = mkdir_up(p);
+		*slash = '/';
+		if (r != 0)
+			return -1;
+		if (mkdir(p, 0755) == 0)
+			return 0;
+	}
+	struct stat st;
+	int err = errno;
+	if (err == EEXIST && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	errno = err == EEXIST ? ENOTDIR : err;
+	return -1;
+}
+
 int file_mkdirs(const char *path, int parents_only)
 {
 	char p[4096];
@@ -98,22 +126,15 @@ int file_mkdirs(const char *path, int parents_only)
 		return -1;
 	}
 	memcpy(p, path, n + 1);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
+	if (parents_only) {
+		char *slash = strrchr(p, '/');
+		while (slash && slash > p && slash[-1] == '/')
+			slash--;
+		if (!slash || slash == p)
+			return 0; /* in the current directory, or in / */
+		*slash = '\0';
 	}
-	if (parents_only || mkdir(p, 0755) == 0)
-		return 0;
-	struct stat st;
-	int err = errno;
-	if (err == EEXIST && stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-		return 0;
-	errno = err == EEXIST ? ENOTDIR : err;
-	return -1;
+	return mkdir_up(p);
 }
 
 int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode, int sync)

@@ -171,6 +171,30 @@ static void test_pread(void)
 	CHECK(file_pread_all(fd, b, 4, 0, &err) == 0 && err == EBADF, "pread_all gives the errno of a failed read");
 }
 
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void test_mkdirs(void)
+{
+	CHECK_INT(file_mkdirs(at("m/a/b/c"), 0), 0, "mkdir -p of three missing levels");
+	CHECK(is_dir(at("m/a/b/c")), "the leaf is a directory");
+	CHECK_INT(file_mkdirs(at("m/a/b/c"), 0), 0, "again: it exists");
+	CHECK_INT(file_mkdirs(at("m/a//x/"), 0), 0, "doubled and trailing slashes");
+	CHECK(is_dir(at("m/a/x")), "made with them");
+	CHECK_INT(file_mkdirs(at("m/p/q/file"), 1), 0, "parents only");
+	CHECK(is_dir(at("m/p/q")) && access(at("m/p/q/file"), F_OK) != 0, "the parents, not the last part");
+	CHECK_INT(file_mkdirs("plain-name-in-cwd", 1), 0, "parents only of a bare name: nothing to make");
+	put("m/f", "x");
+	errno = 0;
+	CHECK(file_mkdirs(at("m/f"), 0) == -1 && errno == ENOTDIR, "a file in the way of the leaf: ENOTDIR");
+	errno = 0;
+	CHECK(file_mkdirs(at("m/f/sub/leaf"), 0) == -1 && errno == ENOTDIR, "a file in the way of a parent: ENOTDIR");
+	CHECK_INT(file_mkdirs("/", 0), 0, "the root exists");
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/ovni-test-file.XXXXXX");
@@ -183,6 +207,7 @@ int main(void)
 	test_copy_move();
 	test_walk();
 	test_pread();
+	test_mkdirs();
 	file_remove_tree(root);
 	CHECK(access(root, F_OK) != 0, "rm -r leaves nothing");
 	return t_done();
