@@ -13,6 +13,7 @@
 #include "base/lock.h"
 #include "base/msg.h"
 #include "base/json.h"
+#include "trace/blockmark.h"
 #include "trace/events.h"
 #include "trace/kspill.h"
 #include "trace/stream.h"
@@ -28,6 +29,7 @@ struct scan {
 	uint64_t last_kco; /* clock of the last KCO */
 	uint64_t last_k; /* clock of the last KCO or KCI */
 	uint64_t models[4]; /* the model ids (first MCV byte) seen, as bits */
+	int blocked; /* a push onto mark 99: ovni record's waits */
 };
 
 static void model_seen(uint64_t models[4], uint8_t id)
@@ -47,6 +49,8 @@ static void scan(const uint8_t *p, uint64_t size, struct scan *s)
 	while ((e = ev_walk_next(&w))) {
 		s->events++;
 		model_seen(s->models, e[1]);
+		if (!s->blocked && blockmark_is_push(e))
+			s->blocked = 1;
 		if (e[1] == 'O' && e[2] == 'H')
 			s->thread = (char)e[3];
 		else if (e[1] == 'K' && e[2] == 'C') {
@@ -194,8 +198,10 @@ static int set(struct json *m, const char *key, struct json *v)
 /* The metadata of a repaired stream: what was on disk, plus every key the
  * emulator requires, among them each model whose events the stream has (a
  * program's ovni_thread_require is written when its thread ends, and the
- * shim's own once the thread has begun: a killed thread may have neither). */
-static int fix_meta(const char *dir, const struct salvage_info *in, const uint64_t models[4])
+ * shim's own once the thread has begun: a killed thread may have neither),
+ * and the block mark when the stream waited (the shim declares it in
+ * memory at the first wait, on disk at the next write). */
+static int fix_meta(const char *dir, const struct salvage_info *in, const struct scan *sc)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/stream.json", dir);
@@ -227,13 +233,17 @@ static int fix_meta(const char *dir, const struct salvage_info *in, const uint64
 		uint8_t id = (uint8_t)mi->id;
 		char key[64];
 		snprintf(key, sizeof(key), "ovni.require.%s", mi->name);
-		if ((models[id >> 6] >> (id & 63) & 1) && !json_dotget(m, key))
+		if ((sc->models[id >> 6] >> (id & 63) & 1) && !json_dotget(m, key))
 			bad |= set(m, key, json_new_string(mi->version));
 	}
 	if (in->has_rank && !json_dotget(m, "ovni.rank")) {
 		bad |= set(m, "ovni.rank", json_new_number(in->rank));
 		bad |= set(m, "ovni.nranks", json_new_number(in->nranks));
 	}
+	char mark[32];
+	snprintf(mark, sizeof(mark), "ovni.mark.%d", BLOCKMARK_TYPE);
+	if (sc->blocked && !json_dotget(m, mark))
+		bad |= blockmark_declare(m);
 	if (!json_dotget(m, "ovni.loom_cpus") && in->ncpus) {
 		struct json *a = json_new(JSON_ARRAY);
 		for (size_t i = 0; a && i < in->ncpus; i++) {
@@ -360,7 +370,7 @@ int salvage_stream(const char *dir, const struct salvage_info *in, struct salvag
 			s.end += nspill + n;
 			if (spilled)
 				model_seen(s.models, 'K');
-			if (fix_meta(dir, in, s.models) != 0)
+			if (fix_meta(dir, in, &s) != 0)
 				rc = -1;
 		}
 	}

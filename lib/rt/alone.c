@@ -42,6 +42,7 @@ static int count_threads(void)
 /* While the recorder's threads are stopped (alone_begin .. alone_end). */
 struct alone {
 	int collector; /* the collector ran: start it again */
+	int mapper; /* the mapper ran */
 	sigset_t mask; /* the caller's signal mask */
 };
 
@@ -56,6 +57,7 @@ static int alone_begin(struct alone *a)
 	/* no handler of the program may emit (and ask the mapper) meanwhile */
 	rt_signals_off(&a->mask);
 	a->collector = rt_kernel_collector_running();
+	a->mapper = rt_mapper_running();
 	rt_helpers_stop();
 	/* a joined thread leaves the process a moment after join returns (the
 	 * bare system call: nanosleep() is the shim's, a blocking call mark) */
@@ -65,12 +67,14 @@ static int alone_begin(struct alone *a)
 }
 
 /* The collector starts again, made by the caller: with its credentials,
- * namespaces and capabilities as they are now. The mapper starts again at
- * the next window. */
+ * namespaces and capabilities as they are now. The mapper starts again
+ * when a window wants it, by the collector; without one, now. */
 static void alone_end(struct alone *a)
 {
 	if (a->collector)
 		rt_kernel_collector_start();
+	else if (a->mapper)
+		rt_mapper_start();
 	rt_signals_on(&a->mask);
 }
 

@@ -8,6 +8,7 @@
 #include "base/fail.h"
 #include "rt/rt.h"
 #include "base/file.h"
+#include "trace/blockmark.h"
 #include "trace/kspill.h"
 
 #include <errno.h>
@@ -202,7 +203,7 @@ static void thread_path(char *dst, const char *root, int tid)
 		rt_die("ovni_thread_init", "path too long");
 }
 
-static void require(struct rt_thread *t, const char *model, const char *version)
+void rt_require(struct rt_thread *t, const char *model, const char *version)
 {
 	char key[128];
 	snprintf(key, sizeof(key), "ovni.require.%s", model);
@@ -225,6 +226,14 @@ static int resume_meta(struct rt_thread *t)
 	t->was_cut = json_int(json_dotget(m, "ovni.finished"), &fin) != 0 || fin != 1;
 	if (json_dotset(m, "ovni.finished", json_new_number(0)) != 0)
 		rt_die("ovni_thread_init", "out of memory");
+	/* the block mark of the image before an exec: its waits are in the
+	 * stream, and the renders declare it from now on (a program's own
+	 * mark 99 can still take its place) */
+	if (blockmark_declared(m)) {
+		if (json_del(json_dotget(m, "ovni.mark"), "99") != 0)
+			rt_die("ovni_thread_init", "out of memory");
+		t->instr |= RT_INSTR_BLOCK;
+	}
 	return 0;
 }
 
@@ -257,6 +266,8 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 	struct rt_where *w = t->where;
 	free(t->cpus);
 	free(t->final_json);
+	free(t->final_blk);
+	free(t->final_old);
 	json_free(t->meta);
 	memset(t, 0, sizeof(*t)); /* no zeroed copy on the stack: it may be small */
 	t->slot = -1;
@@ -290,10 +301,9 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 		rt_meta_init(t);
 		if (!rt_record_mode) /* record mode writes it once its slot and rank are set */
 			rt_meta_write(t);
-		require(t, "ovni", OVNI_MODEL_VERSION);
+		rt_require(t, "ovni", OVNI_MODEL_VERSION);
 	}
 	t->ready = 1;
-	rt_meta_changed(t);
 	streams_add(1, NULL);
 }
 
@@ -319,6 +329,10 @@ void rt_thread_release(struct rt_thread *t)
 	t->meta = NULL;
 	free(t->final_json);
 	t->final_json = NULL;
+	free(t->final_blk);
+	t->final_blk = NULL;
+	free(t->final_old);
+	t->final_old = NULL;
 	free(t->cpus);
 	t->cpus = NULL;
 	t->ncpus = t->capcpus = 0;
@@ -341,6 +355,8 @@ RT_API void ovni_thread_init(pid_t tid)
 	if (atomic_load(&rt_proc.state) != RT_READY)
 		rt_die("ovni_thread_init", "process not yet initialized");
 	rt_thread_start(t, tid, 0);
+	rt_mapper_prepare(t);
+	rt_meta_changed(t);
 }
 
 RT_API void ovni_thread_require(const char *model, const char *version)
@@ -353,7 +369,7 @@ RT_API void ovni_thread_require(const char *model, const char *version)
 	int v[3];
 	if (!version || parse_version(version, v) != 0)
 		rt_die("ovni_thread_require", "cannot parse version \"%s\"", version ? version : "(null)");
-	require(&rt_self, model, version);
+	rt_require(&rt_self, model, version);
 	rt_meta_changed(&rt_self);
 }
 

@@ -1,11 +1,12 @@
 /* Blocking calls in record mode: the time a traced thread waits in a
  * contended lock, a condition, a barrier, a join, a semaphore or a sleep is
- * a user mark (type BLOCK_MARK, a stack) whose value names the call: OM[
+ * a user mark (trace/blockmark.h: 99, a stack) whose value names the call: OM[
  * when it starts waiting, OM] when it returns. Locks try first without
  * blocking, so an uncontended lock costs one extra indirect call and emits
  * nothing. The pop is a cleanup variable: every return path closes it. */
 #include "rt/instr.h"
 #include "rt/kernel.h"
+#include "trace/blockmark.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,91 +17,48 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The last user mark type: programs number their own marks from 0 up. */
-#define BLOCK_MARK 99
-
-enum block_call {
-	B_MUTEX = 1,
-	B_MUTEX_TIMED,
-	B_COND,
-	B_COND_TIMED,
-	B_BARRIER,
-	B_JOIN,
-	B_SEM,
-	B_SEM_TIMED,
-	B_RDLOCK,
-	B_WRLOCK,
-	B_SLEEP,
-	B_USLEEP,
-	B_NANOSLEEP,
-	B_CLOCK_NANOSLEEP,
-	B_NCALLS
-};
-
-static const char *const block_label[B_NCALLS] = {
-	[B_MUTEX] = "pthread_mutex_lock",
-	[B_MUTEX_TIMED] = "pthread_mutex_timedlock",
-	[B_COND] = "pthread_cond_wait",
-	[B_COND_TIMED] = "pthread_cond_timedwait",
-	[B_BARRIER] = "pthread_barrier_wait",
-	[B_JOIN] = "pthread_join",
-	[B_SEM] = "sem_wait",
-	[B_SEM_TIMED] = "sem_timedwait",
-	[B_RDLOCK] = "pthread_rwlock_rdlock",
-	[B_WRLOCK] = "pthread_rwlock_wrlock",
-	[B_SLEEP] = "sleep",
-	[B_USLEEP] = "usleep",
-	[B_NANOSLEEP] = "nanosleep",
-	[B_CLOCK_NANOSLEEP] = "clock_nanosleep",
-};
-
-/* Set once the program declares mark BLOCK_MARK itself, in any thread:
- * no thread declares it for the shim from then on (one type with two
- * titles makes the trace unreadable). */
+/* Set once the program declares mark 99 itself, in any thread: no thread
+ * declares it for the shim from then on (one type with two titles makes
+ * the trace unreadable). */
 static int program_mark;
 
-static void declare(struct rt_thread *t)
+int rt_block_possible(const struct rt_thread *t)
 {
-	char key[96];
-	snprintf(key, sizeof(key), "ovni.mark.%d", BLOCK_MARK);
-	if (__atomic_load_n(&program_mark, __ATOMIC_RELAXED) || json_dotget(t->meta, key)) {
-		t->instr |= RT_INSTR_BLOCK_OFF; /* a libovni program's own mark 99 */
-		return;
-	}
-	snprintf(key, sizeof(key), "ovni.mark.%d.title", BLOCK_MARK);
-	rt_instr_meta_set(t, key, "Blocked in");
-	snprintf(key, sizeof(key), "ovni.mark.%d.chan_type", BLOCK_MARK);
-	rt_instr_meta_set(t, key, "stack");
-	for (int v = 1; v < B_NCALLS; v++) {
-		snprintf(key, sizeof(key), "ovni.mark.%d.labels.%d", BLOCK_MARK, v);
-		rt_instr_meta_set(t, key, block_label[v]);
-	}
-	rt_meta_changed(t);
+	return rt_record_mode && !(t->instr & (RT_INSTR_BLOCK | RT_INSTR_BLOCK_OFF)) &&
+	       !__atomic_load_n(&program_mark, __ATOMIC_RELAXED);
 }
 
-int rt_block_mark_yield(struct rt_thread *t, int32_t type)
+/* The thread's first blocking call, maybe in a signal handler that
+ * interrupted malloc: the declaration is no allocation, only the switch to
+ * the metadata already rendered with it (rt_meta_block_declared). */
+static __attribute__((noinline)) void first_block(struct rt_thread *t)
 {
-	if (type != BLOCK_MARK)
-		return 0;
-	__atomic_store_n(&program_mark, 1, __ATOMIC_RELAXED);
-	if (!(t->instr & RT_INSTR_BLOCK) || (t->instr & RT_INSTR_BLOCK_OFF))
-		return 0; /* not the shim's: the program's second declaration, or none */
 	sigset_t caller;
-	rt_signals_off(&caller);
-	char key[16];
-	snprintf(key, sizeof(key), "%d", BLOCK_MARK);
-	if (json_del(json_dotget(t->meta, "ovni.mark"), key) != 0)
-		rt_die("ovni_mark_type", "out of memory");
-	t->instr |= RT_INSTR_BLOCK_OFF;
+	rt_signals_off(&caller); /* a handler's first wait in the middle would switch twice */
+	if (!(t->instr & (RT_INSTR_BLOCK | RT_INSTR_BLOCK_OFF))) {
+		if (__atomic_load_n(&program_mark, __ATOMIC_RELAXED)) {
+			t->instr |= RT_INSTR_BLOCK_OFF;
+		} else {
+			t->instr |= RT_INSTR_BLOCK;
+			rt_meta_block_declared(t);
+		}
+	}
 	rt_signals_on(&caller);
-	return 1;
+}
+
+void rt_block_mark_yield(struct rt_thread *t, int32_t type)
+{
+	if (type != BLOCKMARK_TYPE)
+		return;
+	__atomic_store_n(&program_mark, 1, __ATOMIC_RELAXED);
+	t->instr |= RT_INSTR_BLOCK_OFF; /* the renders leave it out from now on */
 }
 
 static void emit(struct rt_thread *t, char v, int call)
 {
 	uint8_t p[12];
 	int64_t value = call;
-	int32_t type = BLOCK_MARK;
+	int32_t type = BLOCKMARK_TYPE;
 	memcpy(p, &value, 8);
 	memcpy(p + 8, &type, 4);
 	rt_instr_emit(t, (char[3]){ 'O', 'M', v }, p, 12);
@@ -109,8 +67,12 @@ static void emit(struct rt_thread *t, char v, int call)
 /* The thread starts waiting in call; returns call if it was recorded. */
 static int block_begin(int call)
 {
-	struct rt_thread *t = rt_instr_thread(RT_INSTR_BLOCK, declare);
-	if (!t || (t->instr & RT_INSTR_BLOCK_OFF))
+	struct rt_thread *t = &rt_self;
+	if (!rt_record_mode || !t->ready)
+		return 0;
+	if (RT_UNLIKELY(!(t->instr & (RT_INSTR_BLOCK | RT_INSTR_BLOCK_OFF))))
+		first_block(t);
+	if (t->instr & RT_INSTR_BLOCK_OFF)
 		return 0;
 	int saved = errno;
 	emit(t, '[', call);
@@ -186,7 +148,7 @@ RT_API int pthread_mutex_lock(pthread_mutex_t *m)
 	if (RT_LIKELY(r != EBUSY))
 		return r; /* taken, or the error the lock would give */
 	REAL(mutex_fn, pthread_mutex_lock);
-	BLOCKED(B_MUTEX);
+	BLOCKED(BM_MUTEX);
 	return real_pthread_mutex_lock(m);
 }
 
@@ -197,7 +159,7 @@ RT_API int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ab
 	if (RT_LIKELY(r != EBUSY))
 		return r;
 	REAL(mutex_timed_fn, pthread_mutex_timedlock);
-	BLOCKED(B_MUTEX_TIMED);
+	BLOCKED(BM_MUTEX_TIMED);
 	return real_pthread_mutex_timedlock(m, abstime);
 }
 
@@ -208,7 +170,7 @@ RT_API int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 	if (RT_LIKELY(r != EBUSY))
 		return r;
 	REAL(rwlock_fn, pthread_rwlock_rdlock);
-	BLOCKED(B_RDLOCK);
+	BLOCKED(BM_RDLOCK);
 	return real_pthread_rwlock_rdlock(l);
 }
 
@@ -219,28 +181,28 @@ RT_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 	if (RT_LIKELY(r != EBUSY))
 		return r;
 	REAL(rwlock_fn, pthread_rwlock_wrlock);
-	BLOCKED(B_WRLOCK);
+	BLOCKED(BM_WRLOCK);
 	return real_pthread_rwlock_wrlock(l);
 }
 
 RT_API int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	REAL(cond_fn, pthread_cond_wait);
-	BLOCKED(B_COND);
+	BLOCKED(BM_COND);
 	return real_pthread_cond_wait(c, m);
 }
 
 RT_API int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
 {
 	REAL(cond_timed_fn, pthread_cond_timedwait);
-	BLOCKED(B_COND_TIMED);
+	BLOCKED(BM_COND_TIMED);
 	return real_pthread_cond_timedwait(c, m, abstime);
 }
 
 RT_API int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	REAL(barrier_fn, pthread_barrier_wait);
-	BLOCKED(B_BARRIER);
+	BLOCKED(BM_BARRIER);
 	return real_pthread_barrier_wait(b);
 }
 
@@ -251,7 +213,7 @@ RT_API int pthread_join(pthread_t th, void **ret)
 	if (r != EBUSY)
 		return r; /* it had ended already (or the join is wrong) */
 	REAL(join_fn, pthread_join);
-	BLOCKED(B_JOIN);
+	BLOCKED(BM_JOIN);
 	return real_pthread_join(th, ret);
 }
 
@@ -265,7 +227,7 @@ RT_API int sem_wait(sem_t *s)
 		return -1;
 	errno = saved;
 	REAL(sem_fn, sem_wait);
-	BLOCKED(B_SEM);
+	BLOCKED(BM_SEM);
 	return real_sem_wait(s);
 }
 
@@ -279,34 +241,34 @@ RT_API int sem_timedwait(sem_t *s, const struct timespec *abstime)
 		return -1;
 	errno = saved;
 	REAL(sem_timed_fn, sem_timedwait);
-	BLOCKED(B_SEM_TIMED);
+	BLOCKED(BM_SEM_TIMED);
 	return real_sem_timedwait(s, abstime);
 }
 
 RT_API unsigned sleep(unsigned seconds)
 {
 	REAL(sleep_fn, sleep);
-	BLOCKED(B_SLEEP);
+	BLOCKED(BM_SLEEP);
 	return real_sleep(seconds);
 }
 
 RT_API int usleep(useconds_t usec)
 {
 	REAL(usleep_fn, usleep);
-	BLOCKED(B_USLEEP);
+	BLOCKED(BM_USLEEP);
 	return real_usleep(usec);
 }
 
 RT_API int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	REAL(nanosleep_fn, nanosleep);
-	BLOCKED(B_NANOSLEEP);
+	BLOCKED(BM_NANOSLEEP);
 	return real_nanosleep(req, rem);
 }
 
 RT_API int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
 {
 	REAL(clock_nanosleep_fn, clock_nanosleep);
-	BLOCKED(B_CLOCK_NANOSLEEP);
+	BLOCKED(BM_CLOCK_NANOSLEEP);
 	return real_clock_nanosleep(clock, flags, req, rem);
 }

@@ -1,7 +1,9 @@
 /* Automatic instrumentation of the recorded program (block.c, mpi.c,
  * ompt.c): events emitted by the shim on behalf of a traced thread. Each
- * kind declares what the emulator needs (a mark type, a model requirement)
- * in the thread's metadata the first time the thread emits one of them. */
+ * kind declares what the emulator needs (a model requirement, a mark type)
+ * in the thread's metadata the first time the thread emits one of them;
+ * the block mark, whose first wait may be in a signal handler, without
+ * allocating (rt_meta_block_declared). */
 #ifndef OVNI_RT_INSTR_H
 #define OVNI_RT_INSTR_H
 
@@ -10,18 +12,20 @@
 
 #include <string.h>
 
-#define RT_INSTR_BLOCK 1u
+#define RT_INSTR_BLOCK 1u /* the block mark is declared in t's renders */
 #define RT_INSTR_MPI 2u
 #define RT_INSTR_OMP 4u
 #define RT_INSTR_BLOCK_OFF 8u /* the program declared the block mark itself */
 
 typedef void (*rt_instr_declare_fn)(struct rt_thread *t);
 
-/* The program declares mark type: if it is the shim's block mark, no
- * thread declares that for the shim any more, and t's declaration of it,
- * if any, is withdrawn (1) so that the program's takes its place (its
- * earlier waits then show under the program's title). */
-int rt_block_mark_yield(struct rt_thread *t, int32_t type);
+/* The program declares mark type: if it is the shim's block mark (99),
+ * it is the program's from now on, in every thread (a thread's waits
+ * recorded before show under the program's title). */
+void rt_block_mark_yield(struct rt_thread *t, int32_t type);
+/* Whether t may still declare the block mark: the metadata is then also
+ * kept rendered with it (rt_meta_changed). */
+int rt_block_possible(const struct rt_thread *t);
 
 /* The first call for a kind on t: declare (which ends with rt_meta_changed),
  * then the metadata written now, so a killed process's trace still

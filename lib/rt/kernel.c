@@ -143,6 +143,7 @@ static void *collector_main(void *arg)
 		syscall(SYS_futex, &collector.quit, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0);
 		if (atomic_load(&collector.quit))
 			return NULL;
+		rt_mapper_start_wanted();
 		uint64_t fullest = 0, ring = 1;
 		int n = atomic_load(&nslots);
 		for (int i = 0; i < n; i++) {
@@ -188,6 +189,11 @@ int rt_kernel_collector_running(void)
 static void collector_wake(void)
 {
 	syscall(SYS_futex, &collector.quit, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void rt_kernel_collector_poke(void)
+{
+	collector_wake();
 }
 
 void rt_kernel_collector_stop(void)
@@ -249,7 +255,7 @@ void rt_kernel_begin(struct rt_thread *t, struct rt_state *state)
 		rt_kernel_collector_start();
 	}
 	atomic_fetch_add(&state->kernel_threads, 1);
-	ovni_thread_require("kernel", MODEL_KERNEL_VERSION); /* written by the caller */
+	rt_require(t, "kernel", MODEL_KERNEL_VERSION); /* rendered and written by the caller */
 }
 
 /* Drains with the slot and the emit guard held. A signal handler that

@@ -24,5 +24,7 @@ int rt_kernel_in_drain(void);
 void rt_kernel_collector_start(void);
 int rt_kernel_collector_running(void);
 void rt_kernel_collector_stop(void);
+/* Wakes the collector now (a system call only: any thread, any time). */
+void rt_kernel_collector_poke(void);
 
 #endif

@@ -6,6 +6,7 @@
  * the mapper cannot run). Lock-free: requests go on a Treiber stack, the
  * mapper sleeps on a futex. */
 #include "rt/rt.h"
+#include "rt/kernel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,9 +205,9 @@ static void forget_queue(void)
 }
 
 /* Starts this process's mapper once (again in a forked child). 0 if it runs. */
-static int mapper_start(void)
+void rt_mapper_start(void)
 {
-	return rt_helper_start(&mapper, mapper_main, forget_queue) < 0 ? -1 : 0;
+	rt_helper_start(&mapper, mapper_main, forget_queue);
 }
 
 int rt_mapper_running(void)
@@ -234,13 +235,33 @@ void rt_mapper_stop(void)
 
 /* Asks for the window [off, off + size) of t's stream, and for drop (the
  * window just left) to be unmapped. Without a mapper, unmaps now and lets
- * the next switch map synchronously. */
-void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size)
+ * the next switch map synchronously. No allocation and no thread start
+ * here: a signal handler that interrupted malloc may be the caller. */
+/* A switch found no mapper: the collector's thread starts it (a thread
+ * made in a process that never switches costs it a fifth of its time in
+ * the shim, and a switch may be in a signal handler). */
+static _Atomic int start_wanted;
+
+void rt_mapper_prepare(struct rt_thread *t)
 {
 	if (!t->mreq)
 		t->mreq = calloc(1, sizeof(*t->mreq));
+	if (!rt_kernel_collector_running())
+		rt_mapper_start(); /* nobody to start it later */
+}
+
+void rt_mapper_start_wanted(void)
+{
+	if (atomic_exchange(&start_wanted, 0))
+		rt_mapper_start();
+}
+
+void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size)
+{
 	struct rt_mreq *r = t->mreq;
-	if (!r || mapper_start() != 0) {
+	if (!r || !rt_mapper_running()) {
+		if (r && !atomic_exchange(&start_wanted, 1))
+			rt_kernel_collector_poke();
 		if (drop)
 			munmap(drop, drop_size);
 		return;

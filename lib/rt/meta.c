@@ -3,7 +3,9 @@
  * rendered after every change, so a crash handler can write it with
  * system calls only. */
 #include "rt/rt.h"
+#include "rt/instr.h"
 #include "base/file.h"
+#include "trace/blockmark.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,11 +40,18 @@ void rt_meta_init(struct rt_thread *t)
 	set(t, "ovni.app_id", json_new_number(rt_proc.app));
 }
 
-/* The metadata with rank and CPUs, and "finished" when final. */
-static char *render(struct rt_thread *t, size_t *len, int final)
+/* Whether t's renders declare the block mark. */
+static int block_declared(const struct rt_thread *t)
+{
+	return (t->instr & RT_INSTR_BLOCK) && !(t->instr & RT_INSTR_BLOCK_OFF);
+}
+
+/* The metadata with rank and CPUs, "finished" when final and the block
+ * mark with block. */
+static char *render(struct rt_thread *t, size_t *len, int final, int block)
 {
 	struct json *m = json_copy(t->meta);
-	if (!m)
+	if (!m || (block && blockmark_declare(m) != 0))
 		rt_die("rt_meta", "out of memory");
 	struct json *saved = t->meta;
 	t->meta = m;
@@ -70,15 +79,34 @@ static char *render(struct rt_thread *t, size_t *len, int final)
 	return s;
 }
 
+/* With every signal blocked: a handler's first wait would switch to a
+ * final_blk half replaced. */
 void rt_meta_changed(struct rt_thread *t)
 {
+	sigset_t caller;
+	rt_signals_off(&caller);
 	size_t len;
-	char *s = render(t, &len, 1);
+	char *s = render(t, &len, 1, block_declared(t));
 	char *old = t->final_json;
 	/* A crash handler reads the pointer once: swap, then free. */
 	__atomic_store_n(&t->final_len, len, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->final_json, s, __ATOMIC_RELEASE);
 	free(old);
+	free(t->final_old);
+	t->final_old = NULL;
+	free(t->final_blk);
+	t->final_blk = rt_block_possible(t) ? render(t, &t->final_blk_len, 1, 1) : NULL;
+	rt_signals_on(&caller);
+}
+
+void rt_meta_block_declared(struct rt_thread *t)
+{
+	if (!t->final_blk)
+		return; /* not rendered yet: the first rt_meta_changed will */
+	t->final_old = t->final_json;
+	__atomic_store_n(&t->final_len, t->final_blk_len, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->final_json, t->final_blk, __ATOMIC_RELEASE);
+	t->final_blk = NULL;
 }
 
 /* Written beside and renamed over: a crash never leaves half a file. */
@@ -117,7 +145,7 @@ void rt_meta_hand_over(struct rt_thread *t)
 void rt_meta_write_progress(struct rt_thread *t)
 {
 	size_t len;
-	char *s = render(t, &len, 0);
+	char *s = render(t, &len, 0, block_declared(t));
 	write_text(t, s, len);
 	free(s);
 }

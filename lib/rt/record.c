@@ -248,7 +248,6 @@ static void thread_begin(int creator, uint64_t tag, int resume, int first)
 	}
 	if (first)
 		add_cpus(t);
-	rt_meta_changed(t);
 	if (!resume)
 		atomic_fetch_add(&state->nthreads, 1);
 	t->cpu = place_self(tid);
@@ -259,6 +258,8 @@ static void thread_begin(int creator, uint64_t tag, int resume, int first)
 		rt_emit_now(t, "OHe", NULL, 0);
 	emit_execute(t, creator, tag);
 	rt_kernel_begin(t, state);
+	rt_mapper_prepare(t); /* once the collector runs */
+	rt_meta_changed(t); /* once the kernel model is required, not before */
 	rt_meta_write_progress(t);
 	pthread_setcancelstate(cancel, NULL);
 }

@@ -121,6 +121,9 @@ struct rt_thread {
 	struct json *meta; /* stream.json as it is now, without the final keys */
 	char *final_json; /* rendered with the final keys, ready for a crash */
 	size_t final_len;
+	char *final_blk; /* the same with the block mark, while it may come */
+	size_t final_blk_len;
+	char *final_old; /* final_json before the block mark: freed later */
 	struct rt_where *where; /* off the thread-local block (rt_thread_start) */
 };
 
@@ -247,6 +250,15 @@ int rt_file_open(const struct rt_file *f, struct stat *st);
 int rt_write_zeros(int fd, uint64_t from, uint64_t end);
 void *rt_map_fd(int fd, uint64_t have, uint64_t off, size_t size);
 void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
+/* t's request made, at the thread's start (the requests come at window
+ * switches, maybe in a signal handler); the mapper started now when no
+ * collector can start it at the first switch that wants it. */
+void rt_mapper_prepare(struct rt_thread *t);
+/* The collector's thread: starts the mapper if a switch wanted it. */
+void rt_mapper_start_wanted(void);
+/* Starts this process's mapper unless it runs (not in a signal handler:
+ * it makes a thread). */
+void rt_mapper_start(void);
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
 void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);
 void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
@@ -264,6 +276,13 @@ void rt_helpers_stop(void);
 /* meta.c */
 void rt_meta_init(struct rt_thread *t);
 void rt_meta_changed(struct rt_thread *t); /* re-render the final text */
+/* ovni.require.MODEL = version in t's metadata; rendered at the next
+ * rt_meta_changed. */
+void rt_require(struct rt_thread *t, const char *model, const char *version);
+/* The block mark was declared (instr.h): final_blk becomes the final text,
+ * without allocating or freeing (a signal handler that interrupted malloc
+ * may be the caller); the disk keeps the older text until the next write. */
+void rt_meta_block_declared(struct rt_thread *t);
 void rt_meta_write(struct rt_thread *t); /* the current (unfinished) metadata, rank and CPUs included */
 void rt_meta_write_final(struct rt_thread *t); /* async-signal-safe */
 /* A stream that could not be ended: its final metadata to the recorder,
@@ -274,7 +293,8 @@ void rt_meta_write_progress(struct rt_thread *t);
 
 /* api.c: OVNI_EVENTS into rt_filter (ovni_proc_init). */
 void rt_select_events(void);
-/* api.c: the thread part of ovni_thread_init / ovni_thread_free. */
+/* api.c: the thread part of ovni_thread_init / ovni_thread_free. The
+ * caller renders the metadata (rt_meta_changed) once it has set it. */
 void rt_thread_start(struct rt_thread *t, int tid, int resume);
 void rt_thread_end(struct rt_thread *t);
 /* After rt_thread_end, outside a signal handler: if it closed the

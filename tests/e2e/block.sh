@@ -135,6 +135,32 @@ if $CC -O2 -I"$TMP/lib" -o "$TMP/sigemit" "$TESTDIR/instr/sigemit.c" -L"$TMP/lib
 else
 	not_ok "handlers emit amid marks: build sigemit.c against ovni lib"
 fi
+# The thread's first wait comes in a timer handler that most often
+# interrupted malloc: the shim allocated there, to declare the block mark
+# and at its first window switch, and hung on malloc's lock (6 runs in 6).
+if $CC -O2 -o "$TMP/mallocsig" "$TESTDIR/instr/mallocsig.c"; then
+	for run in 1 2 3; do
+		rm -rf "$TMP/msig"
+		timeout -s KILL 60 "$OVNI" record -o "$TMP/msig" -- "$TMP/mallocsig" >"$TMP/out" 2>"$TMP/err"
+		same "first wait in a handler amid malloc ($run): exit status" "$?" 0
+		h=$(awk '$1 == "handler" { print $2 }' "$TMP/out")
+		"$OVNI" dump "$TMP/msig" >"$TMP/dump" 2>&1
+		same "first wait in a handler amid malloc ($run): every sleep" "$(pushes 13)" "$h"
+	done
+	ref_same "first wait in a handler amid malloc" "$TMP/msig"
+	# Killed after its waits, before any later metadata write: the salvage
+	# declares the block mark from the events.
+	rm -rf "$TMP/msk"
+	timeout -s KILL 60 "$OVNI" record -o "$TMP/msk" -- "$TMP/mallocsig" 1000 kill >/dev/null 2>"$TMP/err"
+	same "killed after its waits: the recorder's exit status" "$?" 137
+	grep -q "mallocsig was killed by SIGKILL" "$TMP/err" && ok "killed after its waits: the recorder says so" ||
+		not_ok "killed after its waits: the recorder says so"
+	grep -q '"Blocked in"' "$TMP"/msk/*/*/*/stream.json && ok "killed after its waits: the block mark is declared" ||
+		not_ok "killed after its waits: the block mark is declared"
+	ref_same "killed after its waits" "$TMP/msk"
+else
+	not_ok "first wait in a handler: build mallocsig.c"
+fi
 # A long jump that leaves none of the shim's work (an interpreter's error
 # path: perl's die) costs no system call: each one blocked and unblocked
 # the signals once (perl's eval/die loops ran 5x slower).
