@@ -161,6 +161,18 @@ if $CC -O2 -o "$TMP/mallocsig" "$TESTDIR/instr/mallocsig.c"; then
 else
 	not_ok "first wait in a handler: build mallocsig.c"
 fi
+# Waits on both sides of an exec: the new image records its own (the
+# block mark declared before the exec was taken for the program's own, and
+# the new image's waits went unrecorded).
+if $CC -O2 -o "$TMP/execsleep" "$TESTDIR/instr/execsleep.c"; then
+	"$OVNI" record -o "$TMP/exs" -- "$TMP/execsleep" >/dev/null 2>&1
+	same "waits across an exec: exit status" "$?" 0
+	"$OVNI" dump "$TMP/exs" >"$TMP/dump" 2>&1
+	same "waits across an exec: every usleep" "$(pushes 12)" 3
+	ref_same "waits across an exec" "$TMP/exs"
+else
+	not_ok "waits across an exec: build execsleep.c"
+fi
 # A long jump that leaves none of the shim's work (an interpreter's error
 # path: perl's die) costs no system call: each one blocked and unblocked
 # the signals once (perl's eval/die loops ran 5x slower).
