@@ -28,7 +28,7 @@ int blockmark_declare(struct json *meta)
 	bad |= json_set(d, "title", json_new_string("Blocked in"));
 	bad |= json_set(d, "chan_type", json_new_string("stack"));
 	for (int v = 1; v < BM_NCALLS; v++) {
-		char key[8];
+		char key[12];
 		snprintf(key, sizeof(key), "%d", v);
 		bad |= json_set(labels, key, json_new_string(label[v]));
 	}
