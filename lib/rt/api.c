@@ -268,6 +268,7 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 	free(t->final_json);
 	free(t->final_blk);
 	free(t->final_old);
+	free(t->mreq); /* a forked child's copy of its parent's: none of it in flight here */
 	json_free(t->meta);
 	memset(t, 0, sizeof(*t)); /* no zeroed copy on the stack: it may be small */
 	t->slot = -1;
@@ -333,6 +334,8 @@ void rt_thread_release(struct rt_thread *t)
 	t->final_blk = NULL;
 	free(t->final_old);
 	t->final_old = NULL;
+	free(t->mreq); /* its stream is closed: no request in flight */
+	t->mreq = NULL;
 	free(t->cpus);
 	t->cpus = NULL;
 	t->ncpus = t->capcpus = 0;
