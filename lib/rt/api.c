@@ -230,7 +230,7 @@ static int resume_meta(struct rt_thread *t)
 	 * stream, and the renders declare it from now on (a program's own
 	 * mark 99 can still take its place) */
 	if (blockmark_declared(m)) {
-		if (json_del(json_dotget(m, "ovni.mark"), "99") != 0)
+		if (blockmark_withdraw(m) != 0)
 			rt_die("ovni_thread_init", "out of memory");
 		t->instr |= RT_INSTR_BLOCK;
 	}

@@ -46,6 +46,13 @@ int blockmark_declared(const struct json *meta)
 	return title && title->type == JSON_STRING && strcmp(title->u.str.s, "Blocked in") == 0;
 }
 
+int blockmark_withdraw(struct json *meta)
+{
+	char key[12];
+	snprintf(key, sizeof(key), "%d", BLOCKMARK_TYPE);
+	return json_del(json_dotget(meta, "ovni.mark"), key);
+}
+
 int blockmark_is_push(const uint8_t *e)
 {
 	/* the payload: i64 value, i32 type */

@@ -37,8 +37,10 @@ int blockmark_declare(struct json *meta);
 /* Whether meta (an object) declares mark 99 as blockmark_declare does
  * (by its title). */
 int blockmark_declared(const struct json *meta);
-/* Whether the mark event e (its first byte; an OM[ with a 12-byte payload)
- * pushes onto mark 99. */
+/* Removes the declaration of mark 99 from meta: 0, or -1 if memory runs
+ * out. */
+int blockmark_withdraw(struct json *meta);
+/* Whether the whole event at e is an OM[ pushing onto mark 99. */
 int blockmark_is_push(const uint8_t *e);
 
 #endif

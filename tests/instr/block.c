@@ -56,14 +56,12 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&m); /* contended: main holds it */
 	pthread_mutex_unlock(&m);
 	pthread_barrier_wait(&b);
-	for (;;) { /* main set AT_COND holding m: m is free once it waits */
-		if (pthread_mutex_trylock(&m) == 0) {
-			if (atomic_load(&at) == AT_COND)
-				break;
-			pthread_mutex_unlock(&m);
-		}
+	/* main sets AT_COND holding m, and m is free once it waits; m is not
+	 * tried before (a try that took it made main's lock a contended one) */
+	while (atomic_load(&at) != AT_COND)
 		sched_yield();
-	}
+	while (pthread_mutex_trylock(&m) != 0)
+		sched_yield();
 	flag = 1;
 	pthread_cond_signal(&c);
 	pthread_mutex_unlock(&m);
