@@ -3,10 +3,10 @@
 
 #include <dlfcn.h>
 
-/* With every signal blocked: a handler's blocking call in the middle would
- * declare a second time, in a half-made metadata tree (it took the half for
- * the program's own mark 99 and turned the block marks off for good) and
- * with malloc's lock maybe held (a deadlock). */
+/* With every signal blocked: a handler's call of the same kind in the
+ * middle would declare a second time, in a half-made metadata tree. (The
+ * block mark, whose first wait may be in a handler, does not come here:
+ * block.c.) */
 void rt_instr_declare(struct rt_thread *t, unsigned kind, rt_instr_declare_fn declare)
 {
 	sigset_t caller;
