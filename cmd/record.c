@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,7 +42,9 @@ static const char usage[] =
 	"and every event of programs that use the libovni API (the shim is also\n"
 	"libovni.so.1 for them). Streams left unfinished (a crash, SIGKILL,\n"
 	"threads still running at exit) are ended at their last event. Prints one\n"
-	"summary line at the end, with how APP ended, and exits with APP's status.\n"
+	"summary line at the end, with how APP ended, and ends as APP did (its exit\n"
+	"status, or killed by the same signal). Signals sent to the recorder go to\n"
+	"APP (SIGCONT only while APP is stopped).\n"
 	"\n"
 	"Options:\n"
 	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni):\n"
@@ -62,15 +65,69 @@ static const char usage[] =
 	"  --no-kernel      do not record context switches\n"
 	"  -h, --help       show this help\n";
 
-static pid_t child;
+static pid_t child, self;
+static volatile sig_atomic_t app_gone; /* child reaped: its pid may be another's */
 
-/* A signal sent to the recorder goes to the program; one from the
- * terminal (si_code SI_KERNEL) already reached its whole process group. */
+/* Whether the recorder passes sig on to the program (when a process sent it
+ * to the recorder). Not: those it cannot catch, SIGCHLD (its own wait),
+ * SIGPIPE and SIGXFSZ (ignored here, the program's own), the stops (the
+ * recorder stops with the program, as it would), SIGCONT (see forward). */
+static int forwarded(int sig)
+{
+	switch (sig) {
+	case SIGKILL: case SIGSTOP: case SIGCHLD: case SIGPIPE: case SIGXFSZ:
+	case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return 0;
+	}
+	return 1;
+}
+
+/* A fault of the recorder itself, not a signal to pass on. */
+static int synchronous(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP ||
+	       sig == SIGSYS || sig == SIGABRT;
+}
+
+/* 1 if pid is stopped (job control), 0 if not, -1 if /proc cannot say.
+ * Async-signal-safe. */
+static int is_stopped(pid_t pid)
+{
+	char path[40] = "/proc/", digits[16], buf[512];
+	size_t n = 0, len = 6;
+	for (unsigned v = (unsigned)pid; v || !n; v /= 10)
+		digits[n++] = (char)('0' + v % 10);
+	while (n)
+		path[len++] = digits[--n];
+	memcpy(path + len, "/stat", 6);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = '\0';
+	char *end = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+	return end && end[1] == ' ' ? end[2] == 'T' : -1;
+}
+
+/* A signal another process sent to the recorder goes to the program. One
+ * from the kernel (si_code > 0: the terminal, which already reached the
+ * whole process group; a fault) or from the recorder itself stays here:
+ * a fault then takes its default action. SIGCONT only wakes a program
+ * that is stopped (a process group's SIGCONT woke it already). */
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
 	(void)ctx;
-	if (child > 0 && info && info->si_code <= 0)
+	int err = errno;
+	if (!info || info->si_code > 0 || info->si_pid == self) {
+		if (synchronous(sig))
+			signal(sig, SIG_DFL);
+	} else if (child > 0 && !app_gone && (sig != SIGCONT || is_stopped(child) != 0)) {
 		kill(child, sig);
+	}
+	errno = err;
 }
 
 static int parse_app_id(const char *s, int *out)
@@ -286,8 +343,10 @@ static void free_app_env(char **e)
 }
 
 /* A file size limit (ulimit -f) makes the recorder's writes fail with a
- * message instead of killing it with SIGXFSZ; APP gets its disposition back. */
-static struct sigaction xfsz_orig;
+ * message instead of killing it with SIGXFSZ, and a closed pipe on its
+ * standard error loses the summary, not APP's status, with SIGPIPE; APP
+ * gets both dispositions back. */
+static struct sigaction xfsz_orig, pipe_orig;
 
 static void prepend_env(const char *name, const char *value)
 {
@@ -780,6 +839,27 @@ static void describe_end(int status, char *buf, size_t n)
 	snprintf(buf, n, "was killed by %s (%s)%s", name, strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
 }
 
+/* The recorder ends the way APP did, killed by sig, so that its parent
+ * sees the same (a shell that stops on SIGINT, a status of -sig), without
+ * a core file of its own; 128 + sig if it is still alive. */
+static int die_of(int sig)
+{
+	fflush(NULL);
+	struct rlimit core;
+	if (getrlimit(RLIMIT_CORE, &core) == 0) {
+		/* 1 byte: no core file, and none through a core_pattern pipe */
+		core.rlim_cur = core.rlim_max >= 1 ? 1 : 0;
+		setrlimit(RLIMIT_CORE, &core);
+	}
+	signal(sig, SIG_DFL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	return 128 + sig;
+}
+
 static int launch(struct run *r, char **argv)
 {
 	const char *prog = r->prog;
@@ -813,23 +893,25 @@ static int launch(struct run *r, char **argv)
 	 * child is known: one sent right after the start must not kill the
 	 * recorder and leave the program running untraced to the end. A signal
 	 * ignored at start (nohup, trap '' INT) stays ignored, here and in APP. */
-	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	enum { NSIGS = sizeof(sigs) / sizeof(sigs[0]) };
-	struct sigaction sa, orig[NSIGS];
+	struct sigaction sa, orig[_NSIG];
+	memset(orig, 0, sizeof(orig));
 	sigset_t held, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&held);
-	for (size_t i = 0; i < NSIGS; i++)
-		sigaddset(&held, sigs[i]);
+	self = getpid();
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (forwarded(sig))
+			sigaddset(&held, sig); /* fails on the C library's own: not ours to take */
 	/* Held before the handler is set: one caught before the fork would find no child to pass it to. */
 	sigprocmask(SIG_BLOCK, &held, &old);
-	for (size_t i = 0; i < NSIGS; i++) {
-		sigaction(sigs[i], NULL, &orig[i]);
-		if (orig[i].sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
+	for (int sig = 1; sig < _NSIG; sig++) {
+		if (!sigismember(&held, sig) || sigaction(sig, NULL, &orig[sig]) != 0)
+			continue;
+		if (orig[sig].sa_handler != SIG_IGN)
+			sigaction(sig, &sa, NULL);
 	}
 	/* An ignored SIGCHLD would reap APP before we learn how it ended. */
 	struct sigaction chld, dfl;
@@ -849,10 +931,12 @@ static int launch(struct run *r, char **argv)
 	int fork_err = errno;
 	if (child == 0) {
 		/* APP gets the dispositions and mask the recorder was given. */
-		for (size_t i = 0; i < NSIGS; i++)
-			sigaction(sigs[i], &orig[i], NULL);
+		for (int sig = 1; sig < _NSIG; sig++)
+			if (sigismember(&held, sig))
+				sigaction(sig, &orig[sig], NULL);
 		sigaction(SIGCHLD, &chld, NULL);
 		sigaction(SIGXFSZ, &xfsz_orig, NULL);
+		sigaction(SIGPIPE, &pipe_orig, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execve(prog, argv, env);
 		int err = errno;
@@ -887,11 +971,14 @@ static int launch(struct run *r, char **argv)
 			continue;
 		if (p < 0)
 			break;
-		if (p == child)
+		if (p == child) {
 			status = wst;
+			app_gone = 1;
+		}
 	}
-	for (size_t i = 0; i < NSIGS; i++)
-		sigaction(sigs[i], &orig[i], NULL);
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (sigismember(&held, sig))
+			sigaction(sig, &orig[sig], NULL);
 	char ending[128];
 	describe_end(status, ending, sizeof(ending));
 	const char *base = strrchr(argv[0], '/');
@@ -900,7 +987,7 @@ static int launch(struct run *r, char **argv)
 	if (WIFEXITED(status))
 		rc = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
-		rc = 128 + WTERMSIG(status);
+		rc = die_of(WTERMSIG(status));
 	return rc;
 }
 
@@ -923,6 +1010,7 @@ static int run(int argc, char **argv)
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGXFSZ, &ign, &xfsz_orig);
+	sigaction(SIGPIPE, &ign, &pipe_orig);
 	struct run r = { .app_id = 1 };
 	const char *out = getenv("OVNI_TRACEDIR"), *tmp = getenv("OVNI_TMPDIR");
 	const char *events = getenv("OVNI_EVENTS"), *loom = NULL;

@@ -408,6 +408,72 @@ for delay in 0 0.001 0.002 0.005 0.01 0.02 0.03 0.05 0.08 0.1; do
 done
 same "SIGTERM early in the start (10 delays): no program left running" "$left" 0
 
+# --- The recorder passes on any signal sent to it, and ends as the program
+# did: its parent sees the same death (a shell stops a script on SIGINT). ---
+$CC -O1 -o "$TMP/runst" "$SRC/runst.c" || not_ok "compile runst.c"
+for how in segv int kill; do
+	rm -rf "$TMP/die"
+	same "crash $how: the recorder's parent sees it end as the program would" \
+		"$("$TMP/runst" "$OVNI" record -o "$TMP/die" -- "$TMP/crash" "$how" 2>/dev/null)" "$("$TMP/runst" "$TMP/crash" "$how" 2>/dev/null)"
+done
+rm -rf "$TMP/die"
+same "a closed pipe on the recorder's stderr: the program's status, not SIGPIPE" \
+	"$("$TMP/runst" -c "$OVNI" record -o "$TMP/die" -- sh -c 'exit 5')" "exit 5"
+emu_ok "a closed pipe on the recorder's stderr: the trace is finished" "$TMP/die"
+# recording DIR CMD...: runs ovni record -o DIR -- CMD in the background
+# ($rpid) until its program is running (its pid in $app).
+recording() {
+	dir=$1; shift
+	rm -rf "$dir"
+	"$OVNI" record -o "$dir" -- "$@" >"$TMP/out" 2>"$TMP/err" &
+	rpid=$!
+	app=
+	for i in $(seq 100); do
+		app=$(cat /proc/$rpid/task/$rpid/children 2>/dev/null)
+		app=${app% }
+		[ -n "$app" ] && [ -n "$(find "$dir" -name stream.obs 2>/dev/null)" ] && break
+		sleep 0.05
+	done
+}
+# stopped: waits until $app has stopped itself, then lets it 30 s before
+# killing it ($watchdog): a program left stopped would hang the test.
+stopped() {
+	for i in $(seq 100); do
+		[ "$(sed 's/.*) //' "/proc/$app/stat" 2>/dev/null | cut -c1)" = T ] && break
+		sleep 0.05
+	done
+	( sleep 30; kill -KILL "$app" ) >/dev/null 2>&1 &
+	watchdog=$!
+}
+for sig in ALRM:142 WINCH:9 40:168; do
+	recording "$TMP/fw2" sh -c 'trap "exit 9" WINCH; sleep 1; exit 0'
+	kill -s "${sig%%:*}" "$rpid"
+	wait "$rpid"
+	same "SIG${sig%%:*} to the recorder: the program gets it (status ${sig#*:})" "$?" "${sig#*:}"
+	grep -q 'in [0-9.]* s.*; trace in' "$TMP/err" && ok "SIG${sig%%:*} to the recorder: it lives to finish the trace" ||
+		not_ok "SIG${sig%%:*} to the recorder: it lives to finish the trace"
+done
+# A program that stops itself is woken by a SIGCONT to the recorder (it
+# stayed stopped for ever); a SIGCONT that already woke it (a process
+# group's) is not passed on a second time.
+recording "$TMP/cont" sh -c 'n=0; trap "n=\$((n+1))" CONT; kill -STOP $$; sleep 0.5; echo "conts $n"'
+stopped
+kill -CONT "$app"
+sleep 0.2
+kill -CONT "$rpid"
+wait "$rpid"
+same "SIGCONT to the recorder and its stopped program: status" "$?" 0
+same "SIGCONT to the recorder and its stopped program: woken once" "$(cat "$TMP/out")" "conts 1"
+kill "$watchdog" 2>/dev/null
+recording "$TMP/cont" sh -c 'kill -STOP $$; echo resumed'
+stopped
+kill -CONT "$rpid"
+wait "$rpid"
+same "SIGCONT to the recorder wakes its stopped program: status" "$?" 0
+same "SIGCONT to the recorder wakes its stopped program" "$(cat "$TMP/out")" "resumed"
+kill "$watchdog" 2>/dev/null
+emu_ok "SIGCONT to the recorder: ovni emu accepts the trace" "$TMP/cont"
+
 # --- -o: checked before the program starts; --force; nothing left after a
 # failed start; the last line says how the program ended. ---
 # started DIR: 1 if the probe program ran (it makes DIR/../started).
@@ -459,14 +525,15 @@ check_fails "exec fails (no interpreter): one line naming the program" "cannot r
 [ -e "$TMP/gone" ] || [ -e "$TMP/gone-tmp" ] && not_ok "exec fails: nothing left behind" || ok "exec fails: nothing left behind"
 check_fails "exec fails with --force: refused" "cannot run" "$OVNI" record --force -o "$TMP/o1" -- "$TMP/badinterp"
 same "exec fails with --force: the old trace is put back" "$(ls -d "$TMP"/o1/loom.* | wc -l | tr -d ' ') $(ls -d "$TMP"/o1.* 2>/dev/null | wc -l | tr -d ' ')" "1 0"
-# The last line says how the program ended.
+# The recorder's last line says how the program ended (a shell may add its
+# own after it, as it would for the program alone).
 rec end0 "$TMP/threads" 2 7
 same "exit status: the recorder exits with it" "$rc" 7
 same "exit status: the last line says it" "$(tail -n 1 "$TMP/err" | grep -o '; threads exited with status 7$')" "; threads exited with status 7"
 rec endsig "$TMP/crash" segv
-same "killed by a signal: the last line names it" "$(tail -n 1 "$TMP/err" | grep -Eo '; crash was killed by SIGSEGV \(Segmentation fault\)(, core dumped)?$' | cut -c1-35)" "; crash was killed by SIGSEGV (Segm"
+same "killed by a signal: the last line names it" "$(grep "^ovni record:" "$TMP/err" | tail -n 1 | grep -Eo '; crash was killed by SIGSEGV \(Segmentation fault\)(, core dumped)?$' | cut -c1-35)" "; crash was killed by SIGSEGV (Segm"
 rec endkill "$TMP/crash" kill
-same "killed by SIGKILL: the last line names it" "$(tail -n 1 "$TMP/err" | grep -o 'crash was killed by SIGKILL.*')" "crash was killed by SIGKILL (Killed)"
+same "killed by SIGKILL: the last line names it" "$(grep "^ovni record:" "$TMP/err" | tail -n 1 | grep -o 'crash was killed by SIGKILL.*')" "crash was killed by SIGKILL (Killed)"
 
 # --- Threads with small stacks (16 KiB is glibc's least): the shim's
 # thread-local data and its work at a thread's start and end come out of
