@@ -24,6 +24,7 @@
 #include "base/json.h"
 #include "base/msg.h"
 #include "cmd/blob.h"
+#include "record/leftover.h"
 #include "record/program.h"
 #include "record/rankloom.h"
 #include "record/salvage.h"
@@ -44,7 +45,9 @@ static const char usage[] =
 	"threads still running at exit) are ended at their last event. Prints one\n"
 	"summary line at the end, with how APP ended, and ends as APP did (its exit\n"
 	"status, or killed by the same signal). Signals sent to the recorder go to\n"
-	"APP (SIGCONT only while APP is stopped).\n"
+	"APP (SIGCONT only while APP is stopped); once APP has ended, the recorder\n"
+	"waits for what it left running, names it, and passes it SIGTERM, SIGINT,\n"
+	"SIGHUP and SIGQUIT.\n"
 	"\n"
 	"Options:\n"
 	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni):\n"
@@ -67,6 +70,7 @@ static const char usage[] =
 
 static pid_t child, self;
 static volatile sig_atomic_t app_gone; /* child reaped: its pid may be another's */
+static volatile sig_atomic_t leftover_sig; /* for what APP left behind */
 
 /* Whether the recorder passes sig on to the program (when a process sent it
  * to the recorder). Not: those it cannot catch, SIGCHLD (its own wait),
@@ -124,7 +128,10 @@ static void forward(int sig, siginfo_t *info, void *ctx)
 	if (!info || info->si_code > 0 || info->si_pid == self) {
 		if (synchronous(sig))
 			signal(sig, SIG_DFL);
-	} else if (child > 0 && !app_gone && (sig != SIGCONT || is_stopped(child) != 0)) {
+	} else if (app_gone) {
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+			leftover_sig = sig; /* the wait loop passes it on */
+	} else if (child > 0 && (sig != SIGCONT || is_stopped(child) != 0)) {
 		kill(child, sig);
 	}
 	errno = err;
@@ -839,6 +846,26 @@ static void describe_end(int status, char *buf, size_t n)
 	snprintf(buf, n, "was killed by %s (%s)%s", name, strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
 }
 
+/* After APP has ended, how long the processes it left behind may go on
+ * before the recorder says that it waits for them. */
+#define LEFTOVER_NOTICE_S 1.0
+
+/* One line: APP (argv0) ended with status, and what it left behind runs
+ * on. Returns 1 (told). */
+static int tell_leftovers(const char *argv0, int status)
+{
+	enum { MAX = 64 };
+	pid_t pids[MAX];
+	size_t n = leftover_list(pids, MAX);
+	char ending[128], names[512];
+	describe_end(status, ending, sizeof(ending));
+	leftover_names(pids, n < MAX ? n : MAX, names, sizeof(names));
+	const char *base = strrchr(argv0, '/');
+	msg_info("%s %s; waiting for the %zu process%s it left behind: %s (a SIGTERM or SIGINT sent to "
+		 "ovni record goes to them)", base ? base + 1 : argv0, ending, n, n == 1 ? "" : "es", names);
+	return 1;
+}
+
 /* The recorder ends the way APP did, killed by sig, so that its parent
  * sees the same (a shell that stops on SIGINT, a status of -sig), without
  * a core file of its own; 128 + sig if it is still alive. */
@@ -964,9 +991,21 @@ static int launch(struct run *r, char **argv)
 	if (r->old[0]) /* APP runs: the trace it replaces goes */
 		file_remove_tree(r->old);
 	int status = 0, rc = 1;
-	for (;;) {
+	double gone_at = 0;
+	for (int told = 0;;) {
 		int wst;
-		pid_t p = waitpid(-1, &wst, 0);
+		pid_t p = waitpid(-1, &wst, app_gone ? WNOHANG : 0);
+		if (p == 0) { /* APP is gone, what it left behind is not */
+			if (!told && now_s() - gone_at >= LEFTOVER_NOTICE_S)
+				told = tell_leftovers(argv[0], status);
+			int sig = leftover_sig;
+			if (sig) {
+				leftover_sig = 0;
+				leftover_signal(sig);
+			}
+			nanosleep(&(struct timespec){ 0, told ? 100000000 : 10000000 }, NULL);
+			continue;
+		}
 		if (p < 0 && errno == EINTR)
 			continue;
 		if (p < 0)
@@ -974,6 +1013,7 @@ static int launch(struct run *r, char **argv)
 		if (p == child) {
 			status = wst;
 			app_gone = 1;
+			gone_at = now_s();
 		}
 	}
 	for (int sig = 1; sig < _NSIG; sig++)

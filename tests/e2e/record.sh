@@ -473,6 +473,23 @@ same "SIGCONT to the recorder wakes its stopped program: status" "$?" 0
 same "SIGCONT to the recorder wakes its stopped program" "$(cat "$TMP/out")" "resumed"
 kill "$watchdog" 2>/dev/null
 emu_ok "SIGCONT to the recorder: ovni emu accepts the trace" "$TMP/cont"
+# What the program leaves running when it ends: the recorder says it waits
+# for it, and a SIGTERM sent to the recorder then goes to it.
+dur=2000.$$
+recording "$TMP/left" sh -c "sleep $dur & sh -c 'sleep $dur' & exit 3"
+for i in $(seq 100); do grep -q 'left behind' "$TMP/err" && break; sleep 0.05; done
+n=$(grep -c "^ovni record: sh exited with status 3; waiting for the 3 processes it left behind: [0-9]* (sleep), [0-9]* (sh), [0-9]* (sleep) " "$TMP/err")
+same "leftovers: one line names the 3 processes the program left running" "$n" 1
+( sleep 30; pkill -KILL -f "sleep $dur" ) >/dev/null 2>&1 &
+watchdog=$!
+kill -TERM "$rpid"
+wait "$rpid"
+same "leftovers: a SIGTERM to the recorder ends them; the program's status" "$?" 3
+kill "$watchdog" 2>/dev/null
+pgrep -f "sleep $dur" >/dev/null && not_ok "leftovers: none is left running" || ok "leftovers: none is left running"
+pkill -f "sleep $dur"
+same "leftovers: the recorder names their cut threads" "$(grep -c 'did not finish' "$TMP/err")" 3
+emu_ok "leftovers: ovni emu accepts the trace" "$TMP/left"
 
 # --- -o: checked before the program starts; --force; nothing left after a
 # failed start; the last line says how the program ended. ---
