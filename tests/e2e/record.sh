@@ -329,6 +329,12 @@ except KeyboardInterrupt:
     print("KeyboardInterrupt")'
 	same "python3: its SIGINT handler is installed and Ctrl-C raises KeyboardInterrupt" "$(tr '\n' ' ' <"$TMP/out")" "True KeyboardInterrupt "
 	emu_ok "python3: ovni emu accepts the trace" "$TMP/py"
+	if command -v bash >/dev/null 2>&1; then
+		rm -rf "$TMP/jc"
+		same "job control at a terminal: Ctrl-Z stops the recording, fg resumes it" \
+			"$(timeout 60 python3 "$SRC/jobctl.py" "$OVNI" "$TMP/jc" 2>&1 | tr '\n' ' ')" "stopped resumed status0 "
+		emu_ok "job control at a terminal: ovni emu accepts the trace" "$TMP/jc"
+	fi
 else
 	echo "ok - # SKIP no python3"
 fi
@@ -446,7 +452,9 @@ stopped() {
 	watchdog=$!
 }
 for sig in ALRM:142 WINCH:9 40:168; do
-	recording "$TMP/fw2" sh -c 'trap "exit 9" WINCH; sleep 1; exit 0'
+	rm -f "$TMP/ready"
+	recording "$TMP/fw2" sh -c 'trap "exit 9" WINCH; : >"$1"; sleep 2; exit 0' sh "$TMP/ready"
+	for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
 	kill -s "${sig%%:*}" "$rpid"
 	wait "$rpid"
 	same "SIG${sig%%:*} to the recorder: the program gets it (status ${sig#*:})" "$?" "${sig#*:}"

@@ -1,0 +1,44 @@
+"""Job control through ovni record, as a user at a terminal does it: an
+interactive bash in a pseudo-terminal runs `OVNI record -o DIR -- sh -c
+'sleep 1; echo slept'`, Ctrl-Z stops the job, fg resumes it. Prints one
+word per step that went as it goes without the recorder: stopped,
+resumed, status0."""
+import os
+import pty
+import select
+import sys
+import time
+
+ovni, trace = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+
+
+def read_for(seconds, until=None):
+    out, end = "", time.time() + seconds
+    while time.time() < end and not (until and until in out):
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                out += os.read(fd, 4096).decode(errors="replace")
+            except OSError:
+                break
+    return out
+
+
+read_for(1.0, "# ")
+os.write(fd, f"{ovni} record -o {trace} -- sh -c 'sleep 1; echo slept'\n".encode())
+time.sleep(0.5)
+os.write(fd, b"\x1a")
+if "Stopped" in read_for(5.0, "Stopped"):
+    print("stopped")
+os.write(fd, b"fg\n")
+if "slept" in read_for(10.0, "trace in"):
+    print("resumed")
+os.write(fd, b"echo status$?\n")
+if "status0" in read_for(5.0, "status0"):
+    print("status0")
+os.write(fd, b"exit\n")
+read_for(1.0)
+os.waitpid(pid, 0)
