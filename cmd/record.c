@@ -857,6 +857,8 @@ static int tell_leftovers(const char *argv0, int status)
 	enum { MAX = 64 };
 	pid_t pids[MAX];
 	size_t n = leftover_list(pids, MAX);
+	if (n == 0)
+		return 1; /* gone since, or no /proc to say which */
 	char ending[128], names[512];
 	describe_end(status, ending, sizeof(ending));
 	leftover_names(pids, n < MAX ? n : MAX, names, sizeof(names));
