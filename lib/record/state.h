@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define RT_STATE_MAGIC 0x34647263696e766full /* "ovnircd4" */
+#define RT_STATE_MAGIC 0x35647263696e766full /* "ovnircd5" */
 #define RT_STATE_MAXCPU 4096
 #define RT_STATE_MAXSTREAMS 65536
 #define RT_STATE_MAXNS 255 /* pid namespaces other than the recorder's with ids of their own */
@@ -74,6 +74,12 @@ struct rt_state {
 	 * (i + 1) << RT_STATE_NS_SHIFT, i its namespace's slot here. */
 	uint64_t pidns;
 	_Atomic uint64_t pidns_seen[RT_STATE_MAXNS];
+	/* The TSC's rate against CLOCK_MONOTONIC (lib/rt/clock.c), measured
+	 * by the first process that needed it (a millisecond of spinning),
+	 * with its base pair, for the others to take: 0 none, 1 being
+	 * written, 2 ready. */
+	_Atomic uint32_t tsc_ready;
+	uint64_t tsc_mult, tsc_window, tsc_base_ns, tsc_base_tsc;
 	char meta[RT_STATE_META_BYTES];
 };
 

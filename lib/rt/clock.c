@@ -115,8 +115,32 @@ static int pair(uint64_t *ns, uint64_t *tsc)
 }
 #endif
 
+#if HAVE_TSC
+/* The rate and base pair another process of the recording measured, if
+ * this process's clock agrees with them (a time namespace would not):
+ * 1 if taken. The TSC and CLOCK_MONOTONIC are the machine's. */
+static int take_shared_rate(void)
+{
+	struct rt_clock c;
+	uint64_t ns, tsc;
+	if (!rt_record_clock_get(&c) || pair(&ns, &tsc) != 0 || tsc < c.base_tsc)
+		return 0;
+	uint64_t d = tsc - c.base_tsc;
+	/* the scaled difference, in two halves: d * mult overflows 64 bits */
+	uint64_t pred = c.base_ns + (d >> 32) * c.mult + (((d & 0xffffffffu) * c.mult) >> 32);
+	uint64_t off = pred > ns ? pred - ns : ns - pred;
+	if (off > 1000000 + (ns - c.base_ns) / 1000) /* a time namespace's offset, not the rate's error */
+		return 0;
+	rt_clock.base_ns = c.base_ns;
+	rt_clock.base_tsc = c.base_tsc;
+	set_rate(ns - c.base_ns, tsc - c.base_tsc);
+	return 1;
+}
+#endif
+
 /* Called by ovni_proc_init: picks the clock and measures the TSC rate over
- * about a millisecond. */
+ * about a millisecond, or takes the one another process of the recording
+ * measured. */
 void rt_clock_init(void)
 {
 	find_vdso_gettime();
@@ -127,6 +151,10 @@ void rt_clock_init(void)
 	uint64_t ns, tsc;
 	for (int i = 0; i < 16; i++) /* learns how narrow a pair can be */
 		pair(&ns, &tsc);
+	if (take_shared_rate()) {
+		__atomic_store_n(&rt_clock.use_tsc, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	int tries = 0;
 	while (pair(&rt_clock.base_ns, &rt_clock.base_tsc) != 0)
 		if (++tries > 1000)
@@ -136,6 +164,7 @@ void rt_clock_init(void)
 			return;
 	} while (ns - rt_clock.base_ns < 1000000);
 	set_rate(ns - rt_clock.base_ns, tsc - rt_clock.base_tsc);
+	rt_record_clock_put(&rt_clock);
 	__atomic_store_n(&rt_clock.use_tsc, 1, __ATOMIC_RELEASE);
 #endif
 }

@@ -418,6 +418,29 @@ static void after_fork_child(void)
 	proc_begin(fork_parent_tid, 0);
 }
 
+int rt_record_clock_get(struct rt_clock *c)
+{
+	if (!state || atomic_load_explicit(&state->tsc_ready, memory_order_acquire) != 2)
+		return 0;
+	c->mult = state->tsc_mult;
+	c->window = state->tsc_window;
+	c->base_ns = state->tsc_base_ns;
+	c->base_tsc = state->tsc_base_tsc;
+	return 1;
+}
+
+void rt_record_clock_put(const struct rt_clock *c)
+{
+	uint32_t none = 0;
+	if (!state || !atomic_compare_exchange_strong(&state->tsc_ready, &none, 1))
+		return;
+	state->tsc_mult = c->mult;
+	state->tsc_window = c->window;
+	state->tsc_base_ns = c->base_ns;
+	state->tsc_base_tsc = c->base_tsc;
+	atomic_store_explicit(&state->tsc_ready, 2, memory_order_release);
+}
+
 /* ---- Start and end ---- */
 
 static struct rt_state *map_state(const char *path)

@@ -138,6 +138,11 @@ struct rt_clock {
 extern struct rt_proc rt_proc;
 extern struct rt_clock rt_clock;
 void rt_clock_init(void);
+/* Under ovni record, the TSC rate is measured once for the whole
+ * recording: get fills c's mult, window and base pair and returns 1 when
+ * another process published them; put publishes c's if none was. */
+int rt_record_clock_get(struct rt_clock *c);
+void rt_record_clock_put(const struct rt_clock *c);
 uint64_t rt_clock_exact(struct rt_thread *t);
 void rt_clock_wait_past(uint64_t ns);
 extern __thread struct rt_thread rt_self __attribute__((tls_model("initial-exec")));
