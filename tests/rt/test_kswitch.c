@@ -403,7 +403,7 @@ int main(void)
 		printf("# skip: context switches cannot be recorded here: %s\n", kswitch_strerror(&k, rc, why, sizeof(why)));
 		return t_done();
 	}
-	CHECK(k.map && k.ring_size == 64u * (uint64_t)sysconf(_SC_PAGESIZE), "open maps a ring of 64 pages");
+	CHECK(k.map && k.ring_size == (uint64_t)KSWITCH_RING_PAGES * (uint64_t)sysconf(_SC_PAGESIZE), "open maps a ring of %d pages", KSWITCH_RING_PAGES);
 	CHECK_INT(count_fds(), fds, "no descriptor stays open (the mapping holds the event)");
 	static struct run quiet = { .what = "a drain right after another" };
 	kswitch_drain(&k, emit, &quiet);
