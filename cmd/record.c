@@ -863,8 +863,11 @@ static int tell_leftovers(const char *argv0, int status)
 	describe_end(status, ending, sizeof(ending));
 	leftover_names(pids, n < MAX ? n : MAX, names, sizeof(names));
 	const char *base = strrchr(argv0, '/');
-	msg_info("%s %s; waiting for the %zu process%s it left behind: %s (a SIGTERM or SIGINT sent to "
-		 "ovni record goes to them)", base ? base + 1 : argv0, ending, n, n == 1 ? "" : "es", names);
+	char what[48] = "the process";
+	if (n > 1)
+		snprintf(what, sizeof(what), "the %zu processes", n);
+	msg_info("%s %s; waiting for %s it left behind: %s (a SIGTERM or SIGINT sent to ovni record goes to "
+		 "%s)", base ? base + 1 : argv0, ending, what, names, n > 1 ? "them" : "it");
 	return 1;
 }
 
