@@ -21,6 +21,7 @@
 
 #include "cmd/cmd.h"
 #include "base/file.h"
+#include "base/fmt.h"
 #include "base/json.h"
 #include "base/msg.h"
 #include "cmd/blob.h"
@@ -97,12 +98,8 @@ static int synchronous(int sig)
  * Async-signal-safe. */
 static int is_stopped(pid_t pid)
 {
-	char path[40] = "/proc/", digits[16], buf[512];
-	size_t n = 0, len = 6;
-	for (unsigned v = (unsigned)pid; v || !n; v /= 10)
-		digits[n++] = (char)('0' + v % 10);
-	while (n)
-		path[len++] = digits[--n];
+	char path[48] = "/proc/", buf[512];
+	size_t len = 6 + fmt_u64(path + 6, (uint64_t)pid);
 	memcpy(path + len, "/stat", 6);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

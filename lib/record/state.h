@@ -79,7 +79,7 @@ struct rt_state {
 	 * with its base pair, for the others to take: 0 none, 1 being
 	 * written, 2 ready. */
 	_Atomic uint32_t tsc_ready;
-	uint64_t tsc_mult, tsc_window, tsc_base_ns, tsc_base_tsc;
+	uint64_t tsc_mult, tsc_base_ns, tsc_base_tsc;
 	char meta[RT_STATE_META_BYTES];
 };
 

@@ -423,7 +423,6 @@ int rt_record_clock_get(struct rt_clock *c)
 	if (!state || atomic_load_explicit(&state->tsc_ready, memory_order_acquire) != 2)
 		return 0;
 	c->mult = state->tsc_mult;
-	c->window = state->tsc_window;
 	c->base_ns = state->tsc_base_ns;
 	c->base_tsc = state->tsc_base_tsc;
 	return 1;
@@ -435,7 +434,6 @@ void rt_record_clock_put(const struct rt_clock *c)
 	if (!state || !atomic_compare_exchange_strong(&state->tsc_ready, &none, 1))
 		return;
 	state->tsc_mult = c->mult;
-	state->tsc_window = c->window;
 	state->tsc_base_ns = c->base_ns;
 	state->tsc_base_tsc = c->base_tsc;
 	atomic_store_explicit(&state->tsc_ready, 2, memory_order_release);

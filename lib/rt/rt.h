@@ -139,7 +139,7 @@ extern struct rt_proc rt_proc;
 extern struct rt_clock rt_clock;
 void rt_clock_init(void);
 /* Under ovni record, the TSC rate is measured once for the whole
- * recording: get fills c's mult, window and base pair and returns 1 when
+ * recording: get fills c's mult and base pair and returns 1 when
  * another process published them; put publishes c's if none was. */
 int rt_record_clock_get(struct rt_clock *c);
 void rt_record_clock_put(const struct rt_clock *c);
