@@ -889,6 +889,15 @@ static int die_of(int sig)
 	return 128 + sig;
 }
 
+/* Gives back the dispositions orig[] of the signals in held (APP's, or the
+ * recorder's own once APP has ended). */
+static void restore_signals(const sigset_t *held, const struct sigaction *orig)
+{
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (sigismember(held, sig))
+			sigaction(sig, &orig[sig], NULL);
+}
+
 static int launch(struct run *r, char **argv)
 {
 	const char *prog = r->prog;
@@ -960,9 +969,7 @@ static int launch(struct run *r, char **argv)
 	int fork_err = errno;
 	if (child == 0) {
 		/* APP gets the dispositions and mask the recorder was given. */
-		for (int sig = 1; sig < _NSIG; sig++)
-			if (sigismember(&held, sig))
-				sigaction(sig, &orig[sig], NULL);
+		restore_signals(&held, orig);
 		sigaction(SIGCHLD, &chld, NULL);
 		sigaction(SIGXFSZ, &xfsz_orig, NULL);
 		sigaction(SIGPIPE, &pipe_orig, NULL);
@@ -1018,9 +1025,7 @@ static int launch(struct run *r, char **argv)
 			gone_at = now_s();
 		}
 	}
-	for (int sig = 1; sig < _NSIG; sig++)
-		if (sigismember(&held, sig))
-			sigaction(sig, &orig[sig], NULL);
+	restore_signals(&held, orig);
 	char ending[128];
 	describe_end(status, ending, sizeof(ending));
 	const char *base = strrchr(argv[0], '/');
