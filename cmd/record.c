@@ -29,9 +29,11 @@
 #include "record/program.h"
 #include "record/rankloom.h"
 #include "record/salvage.h"
+#include "record/stagedir.h"
 #include "record/state.h"
 #include "trace/events.h"
 #include "trace/kspill.h"
+#include "trace/stage.h"
 
 static const char usage[] =
 	"Usage: ovni record [-o TRACEDIR] [--force] [--tmpdir DIR] [--events KINDS]\n"
@@ -281,6 +283,9 @@ static struct rt_state *make_state(char *path, size_t n)
 	}
 	s->ncpus = online_cpus(s->phyid, RT_STATE_MAXCPU);
 	s->pidns = rt_state_pidns_now();
+	/* what the threads of killed recordings left goes into their streams */
+	if (stage_dir(s->stage, sizeof(s->stage), 1) == 0)
+		stagedir_drain(s->stage, NULL);
 	s->magic = RT_STATE_MAGIC;
 	return s;
 }
@@ -889,6 +894,14 @@ static int die_of(int sig)
 	return 128 + sig;
 }
 
+/* The state file goes, after the staging files of APP's threads. */
+static void end_state(struct run *r, const char *path)
+{
+	if (r->state->stage[0])
+		stagedir_drain(r->state->stage, path);
+	unlink(path);
+}
+
 /* Gives back the dispositions orig[] of the signals in held (APP's, or the
  * recorder's own once APP has ended). */
 static void restore_signals(const sigset_t *held, const struct sigaction *orig)
@@ -960,7 +973,7 @@ static int launch(struct run *r, char **argv)
 	int ex[2];
 	if (pipe2(ex, O_CLOEXEC) != 0) {
 		msg_err("cannot make a pipe: %s", strerror(errno));
-		unlink(state_path);
+		end_state(r, state_path);
 		return 1;
 	}
 	char **env = app_env(prog);
@@ -992,7 +1005,7 @@ static int launch(struct run *r, char **argv)
 			msg_err("cannot fork: %s", strerror(fork_err));
 		else
 			msg_err("cannot run %s: %s", prog, strerror(err));
-		unlink(state_path);
+		end_state(r, state_path);
 		undo_tracedir(r);
 		return child < 0 ? 1 : err == EACCES || err == ENOEXEC ? 126 : 127;
 	}
@@ -1029,6 +1042,8 @@ static int launch(struct run *r, char **argv)
 	char ending[128];
 	describe_end(status, ending, sizeof(ending));
 	const char *base = strrchr(argv[0], '/');
+	if (r->state->stage[0]) /* the slots of killed threads, before their streams are ended */
+		stagedir_drain(r->state->stage, state_path);
 	finish_trace(r, now_s() - t0, base ? base + 1 : argv[0], ending);
 	unlink(state_path);
 	if (WIFEXITED(status))

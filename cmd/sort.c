@@ -106,11 +106,15 @@ static int sort_all(struct trace *t, uint64_t lookback)
 	uint64_t regions = 0, end;
 	size_t rewritten = 0;
 	for (size_t i = 0; i < t->n; i++) { /* before any stream is written */
-		if (trace_stream_zero_tail(t, i, &end)) {
+		int tail = trace_stream_zero_tail(t, i, &end);
+		if (tail || trace_stream_staged(t, i, &end)) {
 			char *w = fmt_shell_word(t->root);
-			msg_err("%s: offset %" PRIu64 ": unfinished (its thread did not end), zero bytes after its "
-				"last event; nothing sorted: `ovni emu --salvage %s` ends it in a copy",
-				t->streams[i].obs_name, end, w ? w : t->root);
+			msg_err("%s: offset %" PRIu64 ": unfinished (its thread did not end), %s; nothing sorted: "
+				"`ovni emu --salvage %s` ends it in a copy",
+				t->streams[i].obs_name, end,
+				tail == 1 ? "zero bytes after its last event" : tail ? "its last event cut short"
+									   : "its last events in a staging file",
+				w ? w : t->root);
 			free(w);
 			return 1;
 		}

@@ -1,7 +1,8 @@
 # The preload shim (lib/rt): libovni.so built with the host's glibc compiler,
 # embedded in the static binary with ovni.h (`ovni record`, `ovni lib`).
 .DEFAULT_GOAL := all
-RT_SRC := $(sort $(wildcard lib/rt/*.c)) lib/base/json.c lib/base/file.c lib/base/fail.c lib/trace/blockmark.c
+RT_SRC := $(sort $(wildcard lib/rt/*.c)) lib/base/json.c lib/base/file.c lib/base/fail.c lib/trace/blockmark.c \
+	lib/base/fmt.c lib/trace/stage.c
 RT_OBJ := $(RT_SRC:%.c=$(B)/rt-obj/%.o)
 RT_SO := $(B)/rt/libovni.so
 RT_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden \

@@ -89,6 +89,24 @@ size_t file_pread_all(int fd, void *buf, size_t n, uint64_t off, int *err)
 	return got;
 }
 
+int file_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, (off_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		p = (const char *)p + w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
 /* mkdir of p, then of the directories above it only when one is missing:
  * one call when the parents exist (the usual case), not one per level. */
 static int mkdir_up(char *p)

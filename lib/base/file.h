@@ -24,6 +24,11 @@ int file_write_all(int fd, const void *p, size_t n);
  * or on an error (*err its errno). */
 size_t file_pread_all(int fd, void *buf, size_t n, uint64_t off, int *err);
 
+/* All n bytes of p to fd at offset off (retrying short writes and EINTR):
+ * 0, or -1 with errno (ENOSPC when pwrite makes no progress). System calls
+ * only. */
+int file_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
+
 /* mkdir -p: PATH and the directories above it (mode 0755); with
  * parents_only, only those above it. 0, or -1 with errno. */
 int file_mkdirs(const char *path, int parents_only);

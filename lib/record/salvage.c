@@ -13,6 +13,7 @@
 #include "base/lock.h"
 #include "base/msg.h"
 #include "base/json.h"
+#include "record/stagedir.h"
 #include "trace/blockmark.h"
 #include "trace/events.h"
 #include "trace/kspill.h"
@@ -480,6 +481,16 @@ int salvage_copy(const char *path, const char *dst, size_t *ncut)
 				break;
 			}
 			rc = link_or_copy(a, b, cut);
+		}
+		/* the slots a killed thread had not written (its staging file stays) */
+		if (rc == 0 && cut && file_join_to(a, sizeof(a), s->dir, "stream.obs") < sizeof(a) &&
+		    file_join_to(b, sizeof(b), dir, "stream.obs") < sizeof(b)) {
+			int fd = open(b, O_WRONLY | O_CLOEXEC);
+			if (fd < 0)
+				msg_err("%s: %s", b, strerror(errno));
+			rc = fd < 0 || stagedir_copy_into(a, fd) < 0 ? -1 : 0;
+			if (fd >= 0)
+				close(fd);
 		}
 		/* the switches a killed thread had not written: salvage_one adds them */
 		if (rc == 0 && cut && file_join_to(a, sizeof(a), s->dir, KSPILL_NAME) < sizeof(a) &&

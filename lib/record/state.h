@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define RT_STATE_MAGIC 0x35647263696e766full /* "ovnircd5" */
+#define RT_STATE_MAGIC 0x36647263696e766full /* "ovnircd6" */
 #define RT_STATE_MAXCPU 4096
 #define RT_STATE_MAXSTREAMS 65536
 #define RT_STATE_MAXNS 255 /* pid namespaces other than the recorder's with ids of their own */
@@ -80,6 +80,10 @@ struct rt_state {
 	 * written, 2 ready. */
 	_Atomic uint32_t tsc_ready;
 	uint64_t tsc_mult, tsc_base_ns, tsc_base_tsc;
+	/* The recording's staging directory on a memory file system
+	 * (lib/trace/stage.h), "" when streams are written through their own
+	 * mapped pages. */
+	char stage[256];
 	char meta[RT_STATE_META_BYTES];
 };
 

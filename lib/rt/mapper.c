@@ -7,6 +7,8 @@
  * mapper sleeps on a futex. */
 #include "rt/rt.h"
 #include "rt/kernel.h"
+#include "base/file.h"
+#include "trace/stage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +40,12 @@ struct rt_mreq {
 	void *addr; /* the prepared window when READY */
 	void *drop; /* a window to unmap first */
 	size_t drop_size;
+	/* A write instead (a staged stream, stage.c): size bytes at src go to
+	 * off, then *done is set free; err is its errno. */
+	int write;
+	int err;
+	const void *src;
+	_Atomic uint32_t *done;
 };
 
 static _Atomic(struct rt_mreq *) queue;
@@ -167,8 +175,31 @@ void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
 	return p;
 }
 
+int rt_write_out(const struct rt_file *f, const void *src, size_t size, uint64_t off)
+{
+	struct stat st;
+	int fd = rt_file_open(f, &st);
+	if (fd < 0)
+		return errno;
+	int err = file_pwrite_all(fd, src, size, off) != 0 ? errno : 0;
+	/* the part that fitted would leave no room for the final metadata */
+	if (err == ENOSPC || err == EDQUOT || err == EFBIG)
+		(void)!ftruncate(fd, (off_t)off);
+	close(fd);
+	return err;
+}
+
 static void serve(struct rt_mreq *r)
 {
+	if (r->write) {
+		r->err = rt_write_out(&r->file, r->src, r->size, r->off);
+		if (!r->err)
+			atomic_store(r->done, STAGE_FREE);
+		if (atomic_exchange_explicit(&r->state, r->err ? M_FAILED : M_READY, memory_order_acq_rel) ==
+		    M_WAITING)
+			syscall(SYS_futex, state_word(r), FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		return;
+	}
 	if (r->drop)
 		munmap(r->drop, r->drop_size);
 	r->drop = NULL;
@@ -252,6 +283,18 @@ void rt_mapper_start_wanted(void)
 		rt_mapper_start();
 }
 
+/* Hands r to the mapper. */
+static void enqueue(struct rt_mreq *r)
+{
+	atomic_store_explicit(&r->state, M_QUEUED, memory_order_relaxed);
+	struct rt_mreq *head = atomic_load(&queue);
+	do
+		r->next = head;
+	while (!atomic_compare_exchange_weak(&queue, &head, r));
+	atomic_fetch_add(&queue_seq, 1);
+	futex_wake(&queue_seq);
+}
+
 /* Asks for the window [off, off + size) of t's stream, and for drop (the
  * window just left) to be unmapped. Without a mapper, unmaps now and lets
  * the next switch map synchronously. No allocation and no thread start
@@ -266,19 +309,38 @@ void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *dro
 			munmap(drop, drop_size);
 		return;
 	}
+	r->write = 0;
 	r->file = t->where->obs;
 	r->off = off;
 	r->size = size;
 	r->addr = NULL;
 	r->drop = drop;
 	r->drop_size = drop_size;
-	atomic_store_explicit(&r->state, M_QUEUED, memory_order_relaxed);
-	struct rt_mreq *head = atomic_load(&queue);
-	do
-		r->next = head;
-	while (!atomic_compare_exchange_weak(&queue, &head, r));
-	atomic_fetch_add(&queue_seq, 1);
-	futex_wake(&queue_seq);
+	enqueue(r);
+}
+
+int rt_mapper_flush(struct rt_thread *t, const void *src, size_t len, uint64_t off, _Atomic uint32_t *done)
+{
+	struct rt_mreq *r = t->mreq;
+	if (!r || !rt_mapper_running()) {
+		if (r && !atomic_exchange(&start_wanted, 1))
+			rt_kernel_collector_poke();
+		int err = rt_write_out(&t->where->obs, src, len, off);
+		if (!err)
+			atomic_store(done, STAGE_FREE);
+		return err;
+	}
+	r->write = 1;
+	r->err = 0;
+	r->file = t->where->obs;
+	r->src = src;
+	r->off = off;
+	r->size = len;
+	r->done = done;
+	r->addr = NULL;
+	r->drop = NULL;
+	enqueue(r);
+	return 0;
 }
 
 /* Waits for t's request; the prepared window, or NULL (none, or failed).
@@ -301,7 +363,9 @@ static void *wait_request(struct rt_thread *t, uint64_t *off, size_t *size)
 	for (int ticks = 0; (s = atomic_load_explicit(&r->state, memory_order_acquire)) == M_QUEUED ||
 			    s == M_WAITING;
 	     ticks++) {
-		if (ticks > 500) { /* the mapper is gone (it never is): give up */
+		/* the mapper is gone (it never is): give up, but never on a write
+		 * (done late, it would copy a slot that was filled again since) */
+		if (ticks > 500 && !r->write) {
 			rt_warn("ovni: thread %d waited 5 s for the shim's mapper thread; it maps its stream's next window itself\n",
 				t->tid);
 			return NULL;
@@ -328,6 +392,17 @@ void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size
 		p = NULL;
 	}
 	return p;
+}
+
+int rt_mapper_flushed(struct rt_thread *t)
+{
+	struct rt_mreq *r = t->mreq;
+	if (!r || atomic_load(&r->state) == M_IDLE || !r->write)
+		return 0;
+	uint64_t off;
+	size_t size;
+	wait_request(t, &off, &size);
+	return r->err;
 }
 
 void rt_mapper_forked(struct rt_thread *t)

@@ -404,18 +404,34 @@ static void before_fork(void)
 }
 
 /* The child is a new process; the parent's stream stays the parent's (its
- * mapping was not inherited: MADV_DONTFORK). */
+ * mapping or staging ring was not inherited: MADV_DONTFORK). */
 static void after_fork_child(void)
 {
 	struct rt_thread *t = &rt_self;
 	t->stream_open = 0;
 	t->win = t->pos = t->end = NULL;
+	t->stage = NULL;
 	rt_mapper_forked(t);
 	t->ready = 0;
 	t->slot = -1;
 	memset(reg, 0, sizeof(reg));
 	id_base = ns_base(getpid() == 1); /* the child of an unshare(CLONE_NEWPID) is in the new one */
 	proc_begin(fork_parent_tid, 0);
+}
+
+/* The state file's path: the owner of this recording's staging files. */
+static char state_path[768];
+
+const char *rt_record_stage_dir(void)
+{
+	return state && state->stage[0] && state_path[0] && memchr(state->stage, '\0', sizeof(state->stage))
+		       ? state->stage
+		       : NULL;
+}
+
+const char *rt_record_stage_owner(void)
+{
+	return state_path;
 }
 
 int rt_record_clock_get(struct rt_clock *c)
@@ -479,6 +495,8 @@ __attribute__((constructor)) static void record_start(void)
 		return;
 	errno = 0;
 	state = map_state(path);
+	if (state && strlen(path) < sizeof(state_path))
+		memcpy(state_path, path, strlen(path) + 1);
 	if (!state && (errno == EACCES || errno == EPERM)) {
 		/* it dropped to another user (su, setpriv): nothing it starts
 		 * could be traced either, so they get no shim and see none of

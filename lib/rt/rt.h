@@ -4,9 +4,10 @@
  *
  * Per thread: init (rt_thread_start) -> emit (ovni_ev_emit, inline fast
  * path into a file-backed shared mapping) -> flush/finish (rt_thread_end).
- * Events live in a MAP_SHARED window of stream.obs, so whatever was emitted
- * survives a SIGKILL; the window moves forward as it fills (the mapper
- * thread prepares the next one). In record mode, record.c wraps these:
+ * Events live in a MAP_SHARED window (a slot of the thread's staging ring,
+ * or of stream.obs itself), so whatever was emitted survives a SIGKILL; the
+ * window moves forward as it fills (the mapper thread writes the last slot
+ * out, or prepares the next window). In record mode, record.c wraps these:
  * thread_begin (stream, placement, OHx), thread_finish (OHe, end, CPU
  * given back; system calls only, as a program's signal handler may exit), and
  * rt_emit_raw for the events the shim emits itself. */
@@ -86,6 +87,7 @@ struct rt_where {
 	char json[PATH_MAX]; /* its stream.json: no path is built on a small stack */
 	char spill[PATH_MAX]; /* its kswitch.spill, "" if the path is too long */
 	char final_obs[PATH_MAX], final_json[PATH_MAX]; /* in final_dir */
+	char stage[PATH_MAX]; /* its staging file while t->stage is mapped */
 	_Atomic uint32_t side_lost; /* events that did not fit in side */
 	uint8_t side[RT_SIDE]; /* events of handlers that came in an emit */
 };
@@ -116,6 +118,8 @@ struct rt_thread {
 	int has_rank, rank, nranks;
 	unsigned instr; /* RT_INSTR_* already declared in the metadata (instr.h) */
 	struct rt_mreq *mreq; /* the mapper's request for the next window */
+	uint8_t *stage; /* the staging file mapped (stage.c), NULL: the stream's own pages */
+	int stage_cur; /* its slot being filled */
 	struct rt_cpu *cpus;
 	size_t ncpus, capcpus;
 	struct json *meta; /* stream.json as it is now, without the final keys */
@@ -168,6 +172,10 @@ int rt_mkpath(const char *path);
  * that leaves by a long jump never lands in the middle of what is between. */
 void rt_signals_off(sigset_t *old);
 void rt_signals_on(const sigset_t *old);
+/* A write or truncate of this thread failed with err, every signal
+ * blocked: a file size limit's SIGXFSZ is taken back unless the program
+ * (whose mask is caller) blocks it too. */
+void rt_forget_xfsz(int err, const sigset_t *caller);
 
 /* env.c: the recorder's variables, hidden from the program */
 void rt_env_hide(void); /* record mode, at start */
@@ -242,6 +250,25 @@ static inline void rt_guard_give(struct rt_thread *t, uint64_t floor)
 		rt_side_late(t, floor);
 }
 
+/* stage.c: the stream written through a ring in a staging file
+ * (lib/trace/stage.h) rather than through its own mapped pages; record
+ * mode only, when the recorder has a staging directory. */
+/* Copies the staging file that a killed thread left for the stream dev.ino
+ * into it, before the stream is continued. */
+void rt_stage_recover(uint64_t dev, uint64_t ino);
+/* The first window of t's stream at used, fd open on it: 0, or -1 when the
+ * stream is not staged (then it is mapped). */
+int rt_stage_open(struct rt_thread *t, int fd, uint64_t used);
+/* The next slot, with room for need bytes at used; the filled one is
+ * handed to the mapper to be written. Every signal blocked. 0, the errno
+ * of a write that failed (the stream is then lost), or RT_STAGE_FULL: no
+ * memory for the next slot (the stream is left as it was). */
+int rt_stage_switch(struct rt_thread *t, uint64_t used, size_t need);
+#define RT_STAGE_FULL (-1)
+/* Writes what the ring still holds (the stream's bytes up to used) and
+ * removes the staging file: 0, or an errno. System calls only. */
+int rt_stage_close(struct rt_thread *t, uint64_t used);
+
 void rt_move_files(struct rt_thread *t); /* async-signal-safe */
 void rt_move_back(struct rt_thread *t);
 
@@ -254,6 +281,9 @@ int rt_file_open(const struct rt_file *f, struct stat *st);
  * full disk fails here (-1, errno) rather than as a SIGBUS in a mapping. */
 int rt_write_zeros(int fd, uint64_t from, uint64_t end);
 void *rt_map_fd(int fd, uint64_t have, uint64_t off, size_t size);
+/* size bytes at src into f at off (cut back to off when they do not fit):
+ * 0, or an errno. System calls only. */
+int rt_write_out(const struct rt_file *f, const void *src, size_t size, uint64_t off);
 void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
 /* t's request made, at the thread's start (the requests come at window
  * switches, maybe in a signal handler); the mapper started now when no
@@ -267,6 +297,12 @@ void rt_mapper_start(void);
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size);
 void *rt_mapper_take(struct rt_thread *t, uint64_t off, size_t min, size_t *size);
 void rt_mapper_quiesce(struct rt_thread *t); /* async-signal-safe */
+/* Asks for len bytes at src to be written into t's stream at off, then
+ * *done set to STAGE_FREE; written now when no mapper runs. 0, or the
+ * errno of that write. */
+int rt_mapper_flush(struct rt_thread *t, const void *src, size_t len, uint64_t off, _Atomic uint32_t *done);
+/* Waits for t's write in flight: 0, or its errno. Async-signal-safe. */
+int rt_mapper_flushed(struct rt_thread *t);
 /* In a forked child: t's request in flight was its parent's. */
 void rt_mapper_forked(struct rt_thread *t);
 /* 1 if this process's mapper thread runs. */
@@ -341,5 +377,9 @@ int rt_helper_running(struct rt_helper *h);
  * another stops it returns at once. */
 void rt_helper_stop(struct rt_helper *h, void (*wake)(void));
 extern int rt_record_mode;
+/* The recording's staging directory (lib/record/state.h), NULL if none. */
+const char *rt_record_stage_dir(void);
+/* The recording's state file, which owns the staging files. */
+const char *rt_record_stage_owner(void);
 
 #endif

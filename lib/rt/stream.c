@@ -1,8 +1,10 @@
-/* The stream of one thread: stream.obs mapped MAP_SHARED a window at a time.
- * Emitting is a copy into the mapping; the kernel writes the pages back, so
- * no write() happens on the emit path and a killed process keeps its
- * events. The bytes after the last event are zero: a reader of a cut stream
- * stops there. */
+/* The stream of one thread: a window of memory the thread emits into, no
+ * write() on the emit path. In record mode with a staging directory the
+ * window is a slot of the thread's staging ring (stage.c), which the mapper
+ * writes into stream.obs; else stream.obs itself is mapped MAP_SHARED a
+ * window at a time and the kernel writes the pages back. Either way a
+ * killed process keeps its events. The bytes after the last event are
+ * zero: a reader of a cut stream stops there. */
 #include "rt/rt.h"
 #include "base/event.h"
 #include "base/file.h"
@@ -35,12 +37,20 @@ static void lose(struct rt_thread *t, int err, const char *what, const char *aga
 		t->where->obs.path, again, err == ESTALE ? "another file has its name" : strerror(err), t->tid);
 }
 
-static void *map_lost(struct rt_thread *t, size_t size, int err)
+/* lose, saying what err stopped. */
+static void lose_for(struct rt_thread *t, int err)
 {
 	if (err == EFBIG || err == ENOSPC || err == EDQUOT)
 		lose(t, err, "extend", "");
-	else
+	else if (err == ENOENT || err == ESTALE || err == EMFILE || err == ENFILE || err == EACCES || err == EPERM)
 		lose(t, err, "open", " again");
+	else
+		lose(t, err, "write to", "");
+}
+
+static void *map_lost(struct rt_thread *t, size_t size, int err)
+{
+	lose_for(t, err);
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -62,13 +72,8 @@ static void *map_pages_here(struct rt_thread *t, uint64_t off, size_t size, cons
 {
 	void *p = o ? rt_map_fd(o->fd, o->size, off, size) : rt_map_pages(&t->where->obs, off, size);
 	int err = errno;
-	if (!p && err == EFBIG && !sigismember(caller, SIGXFSZ)) {
-		sigset_t xfsz;
-		sigemptyset(&xfsz);
-		sigaddset(&xfsz, SIGXFSZ);
-		const struct timespec now = { 0, 0 };
-		sigtimedwait(&xfsz, NULL, &now);
-	}
+	if (!p)
+		rt_forget_xfsz(err, caller);
 	errno = err;
 	return p;
 }
@@ -85,6 +90,21 @@ static void map_window(struct rt_thread *t, uint64_t used, size_t need, void *dr
 {
 	sigset_t caller;
 	rt_signals_off(&caller);
+	if (t->stage) {
+		int err = rt_stage_switch(t, used, need);
+		if (err == RT_STAGE_FULL) /* written out, then mapped from here on */
+			err = rt_stage_close(t, used);
+		if (err) {
+			rt_forget_xfsz(err, &caller);
+			lose_for(t, err);
+		}
+		if (t->stage) {
+			rt_signals_on(&caller);
+			return;
+		}
+		drop = NULL; /* unmapped with the ring */
+		drop_size = 0;
+	}
 	uint64_t off = used & ~(uint64_t)(PAGE - 1);
 	size_t min = (size_t)(used - off) + need + RT_SLACK;
 	size_t size;
@@ -198,6 +218,7 @@ int rt_stream_open(struct rt_thread *t, int resume)
 	struct opened o = { fd, (uint64_t)st.st_size };
 	t->nev = 0;
 	if (resume) {
+		rt_stage_recover(t->where->obs.dev, t->where->obs.ino);
 		off_t end = lseek(fd, 0, SEEK_END);
 		o.size = end > 0 ? (uint64_t)end : 0;
 		used = end > 0 ? events_end(fd, (uint64_t)end, &t->nev) : 0;
@@ -207,12 +228,13 @@ int rt_stream_open(struct rt_thread *t, int resume)
 		used = 0;
 		t->nev = 0;
 		t->nev_unknown = 0;
-		map_window(t, 0, 8, NULL, 0, &o);
+		if (rt_stage_open(t, fd, 0) != 0)
+			map_window(t, 0, 8, NULL, 0, &o);
 		memcpy(t->pos, OVNI_STREAM_MAGIC, 4);
 		uint32_t version = OVNI_STREAM_VERSION;
 		memcpy(t->pos + 4, &version, 4);
 		t->pos += 8;
-	} else {
+	} else if (rt_stage_open(t, fd, used) != 0) {
 		map_window(t, used, 0, NULL, 0, &o);
 	}
 	close(fd);
@@ -231,9 +253,18 @@ void rt_stream_close(struct rt_thread *t)
 	 * emits (it exits): that emit never goes on, so its place is taken. */
 	rt_stream_hold(t);
 	uint64_t used = rt_stream_used(t);
-	unmap(t);
-	rt_mapper_quiesce(t);
+	int err = 0;
+	if (t->stage) {
+		err = rt_stage_close(t, used);
+	} else {
+		unmap(t);
+		rt_mapper_quiesce(t);
+	}
 	t->stream_open = 0;
+	if (err) {
+		rt_forget_xfsz(err, &caller);
+		lose_for(t, err);
+	}
 	rt_signals_on(&caller);
 	if (t->lost)
 		return;

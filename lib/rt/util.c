@@ -104,3 +104,17 @@ int rt_fstat(int fd, struct stat *st)
 {
 	return (int)syscall(SYS_fstat, fd, st);
 }
+
+/* A write of this thread failed with err: a file size limit's SIGXFSZ,
+ * raised while every signal was blocked, is taken back unless the program
+ * (whose mask is caller) blocks it too. */
+void rt_forget_xfsz(int err, const sigset_t *caller)
+{
+	if (err != EFBIG || sigismember(caller, SIGXFSZ))
+		return;
+	sigset_t xfsz;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	const struct timespec now = { 0, 0 };
+	sigtimedwait(&xfsz, NULL, &now);
+}

@@ -1,4 +1,5 @@
 #include "trace/trace.h"
+#include "trace/stage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -384,11 +385,12 @@ err:
 }
 
 /* Where the events of an unfinished stream end when the rest of the file
- * is zeros: the tail of the last window `ovni record` mapped, left as it
- * was because the recorder was killed too. size when there is no such
- * tail (or the file cannot be mapped). */
-static uint64_t events_end(const char *path, uint64_t size)
+ * is zeros (the tail of the last window `ovni record` mapped, left as it
+ * was because the recorder was killed too) or one event cut short. size
+ * when there is no such tail (or the file cannot be mapped). */
+static uint64_t events_end(const char *path, uint64_t size, int *zeros)
 {
+	*zeros = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	const uint8_t *p = fd >= 0 && size > STREAM_HEADER_SIZE ?
 				   mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
@@ -401,8 +403,12 @@ static uint64_t events_end(const char *path, uint64_t size)
 		zeros_from--;
 	while (off < zeros_from && off + ev_head_size(p[off]) <= size && off + ev_size(p + off) <= size)
 		off += ev_size(p + off);
+	/* or where its last event was cut short: a staged stream whose
+	 * recorder was killed ends where its last slot written ended */
+	int cut = off < zeros_from && (off + ev_head_size(p[off]) > size || off + ev_size(p + off) > size);
 	munmap((void *)p, (size_t)size);
-	return off >= zeros_from ? off : size;
+	*zeros = off >= zeros_from;
+	return off >= zeros_from || cut ? off : size;
 }
 
 int trace_stream_zero_tail(const struct trace *t, size_t i, uint64_t *end)
@@ -412,8 +418,23 @@ int trace_stream_zero_tail(const struct trace *t, size_t i, uint64_t *end)
 	if (i >= t->n || t->archive || t->streams[i].meta.finished || join(path, t->streams[i].dir, "stream.obs") < 0 ||
 	    stat(path, &st) != 0)
 		return 0;
-	*end = events_end(path, (uint64_t)st.st_size);
-	return *end < (uint64_t)st.st_size;
+	int zeros;
+	*end = events_end(path, (uint64_t)st.st_size, &zeros);
+	return *end < (uint64_t)st.st_size ? 1 + !zeros : 0;
+}
+
+int trace_stream_staged(const struct trace *t, size_t i, uint64_t *size)
+{
+	char path[TRACE_PATH_MAX], staged[TRACE_PATH_MAX];
+	struct stat st;
+	if (i >= t->n || t->archive || t->streams[i].meta.finished || join(path, t->streams[i].dir, "stream.obs") < 0 ||
+	    stat(path, &st) != 0)
+		return 0;
+	int fd = stage_open_for(&st, staged, sizeof(staged));
+	if (fd >= 0)
+		close(fd);
+	*size = (uint64_t)st.st_size;
+	return fd >= 0;
 }
 
 /* Unfinished streams named in a warning, at most this many a run. */
@@ -433,12 +454,25 @@ struct byte_src *trace_stream_src(struct trace *t, size_t i)
 		src->close(src);
 		return NULL;
 	}
-	uint64_t end;
-	if (src && trace_stream_zero_tail(t, i, &end) && end < src->size) {
+	char staged[TRACE_PATH_MAX];
+	uint64_t from = 0;
+	struct byte_src *over = src && !t->streams[i].meta.finished ? stage_overlay(path, src, staged, sizeof(staged), &from)
+								   : src;
+	if (over != src) {
 		if (++t->zero_tails <= ZERO_TAILS_NAMED)
-			msg_warn("%s: offset %llu: unfinished (its thread did not end): the %llu zero bytes after "
+			msg_warn("%s: offset %llu: unfinished (its thread did not end): its events from here on are "
+				 "read from its staging file %s (the next `ovni record` writes them into the stream)%s",
+				 t->streams[i].obs_name, (unsigned long long)from, staged,
+				 t->zero_tails == ZERO_TAILS_NAMED ? " (further such streams not named)" : "");
+		return over;
+	}
+	uint64_t end;
+	int tail = src ? trace_stream_zero_tail(t, i, &end) : 0;
+	if (tail && end < src->size) {
+		if (++t->zero_tails <= ZERO_TAILS_NAMED)
+			msg_warn("%s: offset %llu: unfinished (its thread did not end): the %llu %s after "
 				 "its last event are not read%s", t->streams[i].obs_name, (unsigned long long)end,
-				 (unsigned long long)(src->size - end),
+				 (unsigned long long)(src->size - end), tail == 1 ? "zero bytes" : "bytes of an event cut short",
 				 t->zero_tails == ZERO_TAILS_NAMED ? " (further such streams not named)" : "");
 		src->size = end;
 	}

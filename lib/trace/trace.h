@@ -41,11 +41,16 @@ struct trace {
 int trace_open(struct trace *t, const char *path, unsigned flags);
 /* A byte source over the stream's events (file or archive member). An
  * unfinished stream file that ends in zeros (the last window of a killed
- * `ovni record`) stops at its last event, with a warning. */
+ * `ovni record`) or an event cut short stops at its last event, with a
+ * warning; one whose last events wait in a staging file (trace/stage.h)
+ * goes on through them. */
 struct byte_src *trace_stream_src(struct trace *t, size_t i);
-/* 1 when stream i is such an unfinished stream file ending in zeros, its
- * events ending at *end; else 0. */
+/* When stream i is such an unfinished stream file, its events ending at
+ * *end: 1 if zeros follow, 2 if an event cut short; else 0. */
 int trace_stream_zero_tail(const struct trace *t, size_t i, uint64_t *end);
+/* 1 when stream i is unfinished and its last events wait in a staging
+ * file (a recording killed with its program), *size its file's; else 0. */
+int trace_stream_staged(const struct trace *t, size_t i, uint64_t *size);
 /* A file at the trace root (e.g. clock-offsets.txt), read whole and
  * NUL-terminated; NULL with *absent = 1 if there is none, NULL with
  * *absent = 0 after an error message. */

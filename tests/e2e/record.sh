@@ -382,6 +382,54 @@ for mode in plain tmpdir; do
 	same "batch kill ($mode): --salvage names both cut threads" "$(grep -c 'unfinished: the thread is ended' "$TMP/err")" 2
 done
 
+# Staging (lib/trace/stage.h): a thread's last events wait in a ring in a
+# memory file system until the mapper writes them. 3 threads x 400000 API
+# events (several laps of the ring each), then SIGKILL: to the program
+# alone, the recorder writes them all; to the whole session, ovni dump and
+# ovni emu --salvage read them from the staging files, and the next
+# recording writes them into the trace.
+sd=$(for d in /dev/shm/ovni-stage.$(id -u) "${XDG_RUNTIME_DIR:-/nonexistent}/ovni-stage"; do [ -d "$d" ] && echo "$d" && break; done)
+staged_for() { # the staging files that name trace $1
+	[ -n "$sd" ] && grep -lF "$1/" "$sd"/* 2>/dev/null | wc -l | tr -d ' '
+}
+if [ -z "$sd" ]; then
+	echo "ok - # SKIP staging: no memory file system for it here"
+elif "$OVNI" lib "$TMP/flib" >/dev/null 2>&1 &&
+	$CC -O2 -pthread -I"$TMP/flib" -o "$TMP/stagekill" "$SRC/stagekill.c" -L"$TMP/flib" -lovni; then
+	rm -rf "$TMP/st1" "$TMP/st1.ready"
+	"$OVNI" record -o "$TMP/st1" -- "$TMP/stagekill" 3 400000 kill "$TMP/st1.ready" >/dev/null 2>&1
+	same "staged, program killed: it dies of SIGKILL" "$?" 137
+	same "staged, program killed: every event emitted is in the trace" "$(count OB. "$TMP/st1")" 1200000
+	emu_ok "staged, program killed: ovni emu accepts the trace" "$TMP/st1"
+	same "staged, program killed: no staging file is left" "$(staged_for "$TMP/st1")" 0
+	rm -rf "$TMP/st2" "$TMP/st2.ready" "$TMP/st3"
+	setsid sh -c 'echo $$ >"$1"; exec "$2" record -o "$3" -- "$4" 3 400000 wait "$5" >/dev/null 2>&1' \
+		_ "$TMP/st2.sid" "$OVNI" "$TMP/st2" "$TMP/stagekill" "$TMP/st2.ready" &
+	for i in $(seq 100); do [ -e "$TMP/st2.ready" ] && break; sleep 0.1; done
+	pkill -9 -s "$(cat "$TMP/st2.sid")"
+	wait
+	same "staged, session killed: the staging files stay" "$(staged_for "$TMP/st2")" 4
+	same "staged, session killed: ovni dump reads every event" "$(count OB. "$TMP/st2")" 1200000
+	check "staged, session killed: and names the staging files" \
+		sh -c "'$OVNI' dump '$TMP/st2' 2>&1 >/dev/null | grep -q 'read from its staging file $sd/'"
+	sum_before=$(find "$TMP/st2" -type f -exec cat {} + | cksum)
+	rm -rf "$TMP/emu" && mkdir -p "$TMP/emu"
+	"$OVNI" emu --salvage -o "$TMP/emu" "$TMP/st2" >"$TMP/out" 2>&1
+	same "staged, session killed: ovni emu --salvage plays the trace" "$?" 0
+	played=$(grep -Eo 'played [0-9]+ events' "$TMP/out" | cut -d' ' -f2)
+	check "staged, session killed: with every event (played ${played:-none}: 1200000 and those of the recorder)" \
+		test "${played:-0}" -ge 1200000 -a "${played:-0}" -lt 1210000
+	same "staged, session killed: the trace is left as it was" "$(find "$TMP/st2" -type f -exec cat {} + | cksum)" "$sum_before"
+	"$OVNI" record -o "$TMP/st3" -- true >/dev/null 2>&1
+	same "staged, session killed: the next recording writes the staging files into the trace" \
+		"$(staged_for "$TMP/st2"):$(count OB. "$TMP/st2")" 0:1200000
+	check "staged, session killed: then ovni dump reads them from the trace alone" \
+		sh -c "! '$OVNI' dump '$TMP/st2' 2>&1 >/dev/null | grep -q 'staging file'"
+	rm -rf "$TMP/st1" "$TMP/st2" "$TMP/st3"
+else
+	not_ok "compile stagekill.c"
+fi
+
 # --- A signal sent to the recorder reaches the program. ---
 rm -rf "$TMP/fw"
 "$OVNI" record -o "$TMP/fw" -- sleep 30 >/dev/null 2>"$TMP/err" &
