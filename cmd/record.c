@@ -284,8 +284,14 @@ static struct rt_state *make_state(char *path, size_t n)
 	s->ncpus = online_cpus(s->phyid, RT_STATE_MAXCPU);
 	s->pidns = rt_state_pidns_now();
 	/* what the threads of killed recordings left goes into their streams */
-	if (stage_dir(s->stage, sizeof(s->stage), 1) == 0)
+	struct stat sd;
+	if (stage_dir(s->stage, sizeof(s->stage), 1) == 0 && stat(s->stage, &sd) == 0) {
+		s->stage_dev = (uint64_t)sd.st_dev;
+		s->stage_ino = (uint64_t)sd.st_ino;
 		stagedir_drain(s->stage, NULL);
+	} else {
+		s->stage[0] = '\0';
+	}
 	s->magic = RT_STATE_MAGIC;
 	return s;
 }

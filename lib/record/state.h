@@ -84,6 +84,7 @@ struct rt_state {
 	 * (lib/trace/stage.h), "" when streams are written through their own
 	 * mapped pages. */
 	char stage[256];
+	uint64_t stage_dev, stage_ino; /* a process that sees another directory there (a container's own /dev/shm) does not stage */
 	char meta[RT_STATE_META_BYTES];
 };
 

@@ -424,9 +424,12 @@ static char state_path[768];
 
 const char *rt_record_stage_dir(void)
 {
-	return state && state->stage[0] && state_path[0] && memchr(state->stage, '\0', sizeof(state->stage))
-		       ? state->stage
-		       : NULL;
+	struct stat st;
+	if (!state || !state->stage[0] || !state_path[0] || !memchr(state->stage, '\0', sizeof(state->stage)) ||
+	    rt_stat(state->stage, &st) != 0 || (uint64_t)st.st_dev != state->stage_dev ||
+	    (uint64_t)st.st_ino != state->stage_ino)
+		return NULL;
+	return state->stage;
 }
 
 const char *rt_record_stage_owner(void)

@@ -163,6 +163,7 @@ extern uint8_t rt_emit_filter[1 << 16];
 void rt_die(const char *func, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 pid_t rt_gettid(void);
+int rt_stat(const char *path, struct stat *st); /* stat(2) itself (glibc.h) */
 /* Record mode: what the shim creates gets mode itself, not mode less the
  * program's umask (a umask of 0277 must not make a thread's directory one
  * the shim cannot write in). fd >= 0, else path. */

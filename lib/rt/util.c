@@ -3,6 +3,7 @@
 #include "base/file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,12 @@ int rt_mkpath(const char *path)
 int rt_fstat(int fd, struct stat *st)
 {
 	return (int)syscall(SYS_fstat, fd, st);
+}
+
+/* The same for a path (stat is a glibc 2.33 symbol too). */
+int rt_stat(const char *path, struct stat *st)
+{
+	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, 0);
 }
 
 /* A write of this thread failed with err: a file size limit's SIGXFSZ,

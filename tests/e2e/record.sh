@@ -425,6 +425,19 @@ elif "$OVNI" lib "$TMP/flib" >/dev/null 2>&1 &&
 		"$(staged_for "$TMP/st2"):$(count OB. "$TMP/st2")" 0:1200000
 	check "staged, session killed: then ovni dump reads them from the trace alone" \
 		sh -c "! '$OVNI' dump '$TMP/st2' 2>&1 >/dev/null | grep -q 'staging file'"
+	# A program in a mount namespace of its own with a /dev/shm of its own
+	# (a container's), where the recorder cannot read: it does not stage
+	# there, and loses nothing when killed.
+	if [ "$(id -u)" = 0 ] && unshare -m sh -c 'mount -t tmpfs tmpfs /dev/shm' 2>/dev/null; then
+		rm -rf "$TMP/st4" "$TMP/st4.ready"
+		"$OVNI" record -o "$TMP/st4" -- unshare -m sh -c 'mount -t tmpfs tmpfs /dev/shm &&
+			mkdir -m 0700 /dev/shm/ovni-stage.0 && exec "$0" 3 400000 kill "$1"' \
+			"$TMP/stagekill" "$TMP/st4.ready" >/dev/null 2>&1
+		same "its own /dev/shm, program killed: every event emitted is in the trace" "$(count OB. "$TMP/st4")" 1200000
+		rm -rf "$TMP/st4"
+	else
+		echo "ok - # SKIP its own /dev/shm: cannot mount a tmpfs in a mount namespace here"
+	fi
 	rm -rf "$TMP/st1" "$TMP/st2" "$TMP/st3"
 else
 	not_ok "compile stagekill.c"
