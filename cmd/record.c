@@ -875,7 +875,8 @@ static int tell_leftovers(const char *argv0, int status)
 	if (n > 1)
 		snprintf(what, sizeof(what), "the %zu processes", n);
 	msg_info("%s %s; waiting for %s it left behind: %s (a SIGTERM or SIGINT sent to ovni record goes to "
-		 "%s)", base ? base + 1 : argv0, ending, what, names, n > 1 ? "them" : "it");
+		 "%s; a second one kills %s)", base ? base + 1 : argv0, ending, what, names, n > 1 ? "them" : "it",
+		 n > 1 ? "them" : "it");
 	return 1;
 }
 
@@ -1020,16 +1021,16 @@ static int launch(struct run *r, char **argv)
 		file_remove_tree(r->old);
 	int status = 0, rc = 1;
 	double gone_at = 0;
-	for (int told = 0;;) {
+	for (int told = 0, asked = 0;;) {
 		int wst;
 		pid_t p = waitpid(-1, &wst, app_gone ? WNOHANG : 0);
 		if (p == 0) { /* APP is gone, what it left behind is not */
 			if (!told && now_s() - gone_at >= LEFTOVER_NOTICE_S)
 				told = tell_leftovers(argv[0], status);
 			int sig = leftover_sig;
-			if (sig) {
+			if (sig) { /* asked again: one that ignores it must not keep the recording */
 				leftover_sig = 0;
-				leftover_signal(sig);
+				leftover_signal(asked++ ? SIGKILL : sig);
 			}
 			nanosleep(&(struct timespec){ 0, told ? 100000000 : 10000000 }, NULL);
 			continue;

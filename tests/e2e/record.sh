@@ -559,6 +559,28 @@ pgrep -f "sleep $dur" >/dev/null && not_ok "leftovers: none is left running" || 
 pkill -f "sleep $dur"
 same "leftovers: the recorder names their cut threads" "$(grep -c 'did not finish' "$TMP/err")" 3
 emu_ok "leftovers: ovni emu accepts the trace" "$TMP/left"
+# One that ignores SIGTERM: the first SIGTERM leaves it running, a second
+# kills it.
+recording "$TMP/left" sh -c "(trap '' TERM; exec sleep $dur) & exit 4"
+for i in $(seq 100); do grep -q 'left behind' "$TMP/err" && break; sleep 0.05; done
+( sleep 30; pkill -KILL -f "^sleep $dur" ) >/dev/null 2>&1 &
+watchdog=$!
+kill -TERM "$rpid"
+sleep 0.5
+same "leftover ignoring SIGTERM: the first SIGTERM leaves it and the recorder running" \
+	"$(pgrep -f "^sleep $dur" >/dev/null && echo running):$(kill -0 "$rpid" 2>/dev/null && echo recording)" \
+	running:recording
+kill -TERM "$rpid"
+for i in $(seq 100); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.05; done
+same "leftover ignoring SIGTERM: a second one ends the recording within 5 s" \
+	"$(kill -0 "$rpid" 2>/dev/null && echo recording || echo ended)" ended
+wait "$rpid"
+same "leftover ignoring SIGTERM: a second one kills it; the program's status" "$?" 4
+kill "$watchdog" 2>/dev/null
+pgrep -f "^sleep $dur" >/dev/null && not_ok "leftover ignoring SIGTERM: it is not left running" ||
+	ok "leftover ignoring SIGTERM: it is not left running"
+pkill -KILL -f "^sleep $dur"
+emu_ok "leftover ignoring SIGTERM: ovni emu accepts the trace" "$TMP/left"
 
 # --- -o: checked before the program starts; --force; nothing left after a
 # failed start; the last line says how the program ended. ---
