@@ -295,25 +295,43 @@ static void enqueue(struct rt_mreq *r)
 	futex_wake(&queue_seq);
 }
 
+/* t's request when the mapper runs; else NULL, and the collector is
+ * asked to start it. */
+static struct rt_mreq *to_mapper(struct rt_thread *t)
+{
+	struct rt_mreq *r = t->mreq;
+	if (r && rt_mapper_running())
+		return r;
+	if (r && !atomic_exchange(&start_wanted, 1))
+		rt_kernel_collector_poke();
+	return NULL;
+}
+
+/* r made a request of t's stream at off, of size bytes. */
+static void aim(struct rt_mreq *r, const struct rt_thread *t, int write, uint64_t off, size_t size)
+{
+	r->write = write;
+	r->err = 0;
+	r->file = t->where->obs;
+	r->off = off;
+	r->size = size;
+	r->addr = NULL;
+	r->drop = NULL;
+}
+
 /* Asks for the window [off, off + size) of t's stream, and for drop (the
  * window just left) to be unmapped. Without a mapper, unmaps now and lets
  * the next switch map synchronously. No allocation and no thread start
  * here: a signal handler that interrupted malloc may be the caller. */
 void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *drop, size_t drop_size)
 {
-	struct rt_mreq *r = t->mreq;
-	if (!r || !rt_mapper_running()) {
-		if (r && !atomic_exchange(&start_wanted, 1))
-			rt_kernel_collector_poke();
+	struct rt_mreq *r = to_mapper(t);
+	if (!r) {
 		if (drop)
 			munmap(drop, drop_size);
 		return;
 	}
-	r->write = 0;
-	r->file = t->where->obs;
-	r->off = off;
-	r->size = size;
-	r->addr = NULL;
+	aim(r, t, 0, off, size);
 	r->drop = drop;
 	r->drop_size = drop_size;
 	enqueue(r);
@@ -321,24 +339,16 @@ void rt_mapper_request(struct rt_thread *t, uint64_t off, size_t size, void *dro
 
 int rt_mapper_flush(struct rt_thread *t, const void *src, size_t len, uint64_t off, _Atomic uint32_t *done)
 {
-	struct rt_mreq *r = t->mreq;
-	if (!r || !rt_mapper_running()) {
-		if (r && !atomic_exchange(&start_wanted, 1))
-			rt_kernel_collector_poke();
+	struct rt_mreq *r = to_mapper(t);
+	if (!r) {
 		int err = rt_write_out(&t->where->obs, src, len, off);
 		if (!err)
 			atomic_store(done, STAGE_FREE);
 		return err;
 	}
-	r->write = 1;
-	r->err = 0;
-	r->file = t->where->obs;
+	aim(r, t, 1, off, len);
 	r->src = src;
-	r->off = off;
-	r->size = len;
 	r->done = done;
-	r->addr = NULL;
-	r->drop = NULL;
 	enqueue(r);
 	return 0;
 }
