@@ -411,12 +411,18 @@ static uint64_t events_end(const char *path, uint64_t size, int *zeros)
 	return off >= zeros_from || cut ? off : size;
 }
 
+/* Stream i is an unfinished stream file: 1 with its path and status. */
+static int unfinished_file(const struct trace *t, size_t i, char path[TRACE_PATH_MAX], struct stat *st)
+{
+	return i < t->n && !t->archive && !t->streams[i].meta.finished &&
+	       join(path, t->streams[i].dir, "stream.obs") == 0 && stat(path, st) == 0;
+}
+
 int trace_stream_zero_tail(const struct trace *t, size_t i, uint64_t *end)
 {
 	char path[TRACE_PATH_MAX];
 	struct stat st;
-	if (i >= t->n || t->archive || t->streams[i].meta.finished || join(path, t->streams[i].dir, "stream.obs") < 0 ||
-	    stat(path, &st) != 0)
+	if (!unfinished_file(t, i, path, &st))
 		return 0;
 	int zeros;
 	*end = events_end(path, (uint64_t)st.st_size, &zeros);
@@ -427,8 +433,7 @@ int trace_stream_staged(const struct trace *t, size_t i, uint64_t *size)
 {
 	char path[TRACE_PATH_MAX], staged[TRACE_PATH_MAX];
 	struct stat st;
-	if (i >= t->n || t->archive || t->streams[i].meta.finished || join(path, t->streams[i].dir, "stream.obs") < 0 ||
-	    stat(path, &st) != 0)
+	if (!unfinished_file(t, i, path, &st))
 		return 0;
 	int fd = stage_open_for(&st, staged, sizeof(staged));
 	if (fd >= 0)
