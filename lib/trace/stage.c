@@ -46,11 +46,9 @@ void stage_unmap(const struct stage_head *h)
 	munmap((void *)h, STAGE_FILE_SIZE);
 }
 
-int stage_copy(const struct stage_head *h, int dst)
+int stage_held(const struct stage_head *h, int order[STAGE_SLOTS])
 {
-	/* the held slots, lower offsets first: the later one wins where they
-	 * share a page */
-	int order[STAGE_SLOTS], n = 0;
+	int n = 0;
 	for (int i = 0; i < STAGE_SLOTS; i++) {
 		if (atomic_load(&h->slot[i].state) != STAGE_HELD)
 			continue;
@@ -61,14 +59,27 @@ int stage_copy(const struct stage_head *h, int dst)
 		}
 		order[k] = i;
 	}
-	for (int k = 0; k < n; k++) {
-		const struct stage_slot *s = &h->slot[order[k]];
-		uint64_t len = atomic_load(&s->len);
-		const uint8_t *src = (const uint8_t *)h + STAGE_HEAD_SIZE + (uint64_t)order[k] * STAGE_SLOT_SPAN;
-		if (file_pwrite_all(dst, src, (size_t)(len < STAGE_SLOT_SPAN ? len : STAGE_SLOT_SPAN),
-				    atomic_load(&s->off)) != 0)
+	return n;
+}
+
+size_t stage_slot_len(const struct stage_head *h, int i)
+{
+	uint64_t len = atomic_load(&h->slot[i].len);
+	return (size_t)(len < STAGE_SLOT_SPAN ? len : STAGE_SLOT_SPAN);
+}
+
+const uint8_t *stage_slot_bytes(const struct stage_head *h, int i)
+{
+	return (const uint8_t *)h + STAGE_HEAD_SIZE + (size_t)i * STAGE_SLOT_SPAN;
+}
+
+int stage_copy(const struct stage_head *h, int dst)
+{
+	int order[STAGE_SLOTS], n = stage_held(h, order);
+	for (int k = 0; k < n; k++)
+		if (file_pwrite_all(dst, stage_slot_bytes(h, order[k]), stage_slot_len(h, order[k]),
+				    atomic_load(&h->slot[order[k]].off)) != 0)
 			return -1;
-	}
 	return 0;
 }
 

@@ -57,6 +57,13 @@ void stage_name(char name[64], uint64_t dev, uint64_t ino);
 const struct stage_head *stage_map(int fd);
 void stage_unmap(const struct stage_head *h);
 
+/* The held slots of h into order, lower offsets first (where two share a
+ * page, the later one is the newer); how many. */
+int stage_held(const struct stage_head *h, int order[STAGE_SLOTS]);
+/* Slot i's length (at most its span) and bytes. */
+size_t stage_slot_len(const struct stage_head *h, int i);
+const uint8_t *stage_slot_bytes(const struct stage_head *h, int i);
+
 /* Writes the held slots of h into dst, in stream order; the bytes after
  * the events of the slot being filled are cut by the stream's repair.
  * System calls only (the shim calls it too). 0, or -1 with errno. */

@@ -69,6 +69,7 @@ struct staged_src {
 	uint64_t base, pos;
 	uint8_t *tail;
 	size_t ntail;
+	char name[]; /* the stream file, for messages */
 };
 
 static ssize_t staged_read(struct byte_src *s, void *buf, size_t n)
@@ -81,7 +82,8 @@ static ssize_t staged_read(struct byte_src *s, void *buf, size_t n)
 		if (got > 0)
 			o->pos += (uint64_t)got;
 		else if (got == 0) { /* the file shrank meanwhile */
-			msg_err("offset %llu: the stream ended before its staged events", (unsigned long long)o->pos);
+			msg_err("%s: offset %llu: the stream ended before its staged events", o->name,
+				(unsigned long long)o->pos);
 			return -1;
 		}
 		return got;
@@ -102,36 +104,24 @@ static void staged_close(struct byte_src *s)
 	free(o);
 }
 
-/* The bytes of h's held slots from base to their end into a new buffer. */
+/* The bytes of h's held slots from base to their end into a new buffer,
+ * in stream order: the later slot wins where two share a page. */
 static uint8_t *slots_from(const struct stage_head *h, uint64_t base, uint64_t end)
 {
 	uint8_t *b = calloc(1, (size_t)(end - base) + 1);
-	for (uint64_t lowest = base; b;) { /* lower offsets first: the later one wins */
-		int pick = -1;
-		for (int i = 0; i < STAGE_SLOTS; i++)
-			if (atomic_load(&h->slot[i].state) == STAGE_HELD && atomic_load(&h->slot[i].off) >= lowest &&
-			    (pick < 0 || atomic_load(&h->slot[i].off) < atomic_load(&h->slot[pick].off)))
-				pick = i;
-		if (pick < 0)
-			break;
-		uint64_t off = atomic_load(&h->slot[pick].off), len = atomic_load(&h->slot[pick].len);
-		if (len > STAGE_SLOT_SPAN)
-			len = STAGE_SLOT_SPAN;
-		memcpy(b + (off - base), (const uint8_t *)h + STAGE_HEAD_SIZE + (uint64_t)pick * STAGE_SLOT_SPAN,
-		       (size_t)len);
-		lowest = off + 1;
-	}
+	int order[STAGE_SLOTS], n = stage_held(h, order);
+	for (int k = 0; b && k < n; k++)
+		memcpy(b + (atomic_load(&h->slot[order[k]].off) - base), stage_slot_bytes(h, order[k]),
+		       stage_slot_len(h, order[k]));
 	return b;
 }
 
 int stage_compose(int fd, const struct stat *st, const struct stage_head *h, struct stage_tail *t)
 {
 	uint64_t base = UINT64_MAX, end = 0, size = (uint64_t)st->st_size;
-	for (int i = 0; i < STAGE_SLOTS; i++) {
-		if (atomic_load(&h->slot[i].state) != STAGE_HELD)
-			continue;
-		uint64_t off = atomic_load(&h->slot[i].off), len = atomic_load(&h->slot[i].len);
-		uint64_t e = off + (len < STAGE_SLOT_SPAN ? len : STAGE_SLOT_SPAN);
+	int order[STAGE_SLOTS], n = stage_held(h, order);
+	for (int k = 0; k < n; k++) {
+		uint64_t off = atomic_load(&h->slot[order[k]].off), e = off + stage_slot_len(h, order[k]);
 		base = off < base ? off : base;
 		end = e > end ? e : end;
 	}
@@ -193,7 +183,7 @@ struct byte_src *stage_overlay(const char *obs, struct byte_src *file, char *sta
 	struct stage_tail t;
 	struct staged_src *o = NULL;
 	if (h && stage_compose(fd, &st, h, &t) == 1 && t.from <= file->size) {
-		o = calloc(1, sizeof(*o));
+		o = calloc(1, sizeof(*o) + strlen(obs) + 1);
 		if (!o)
 			free(t.bytes);
 	}
@@ -205,6 +195,7 @@ struct byte_src *stage_overlay(const char *obs, struct byte_src *file, char *sta
 		o->base = t.from;
 		o->tail = t.bytes;
 		o->ntail = t.n;
+		memcpy(o->name, obs, strlen(obs) + 1);
 		*from = t.from;
 	}
 	if (h)
