@@ -1,10 +1,12 @@
 /* ovni pack: a trace directory into one compressed archive; --list and
  * --verify read an archive. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -12,6 +14,7 @@
 #include "base/file.h"
 #include "base/msg.h"
 #include "pack/pack.h"
+#include "trace/stage.h"
 
 #define DEFAULT_LEVEL 3
 
@@ -108,6 +111,30 @@ static char *default_output(const char *dir, const char *ext)
 	return def;
 }
 
+/* A recording killed with its recorder leaves the last events of its
+ * threads in staging files: they go into the archive, as `ovni dump` reads
+ * them, and the trace stays as it is. */
+static int stream_tail(const char *path, int fd, uint64_t *from, uint8_t **bytes, size_t *n)
+{
+	struct stat st;
+	struct stage_tail t;
+	char staged[4096] = "";
+	int r = fstat(fd, &st) == 0 ? stage_tail_for(fd, &st, staged, sizeof(staged), &t) : -1;
+	if (r < 0) {
+		msg_err("%s: cannot add the events of its staging file %s: %s", path, *staged ? staged : "",
+			strerror(errno));
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	msg_warn("%s: offset %llu: unfinished (its thread did not end): its events from here on are "
+		 "taken from its staging file %s", path, (unsigned long long)t.from, staged);
+	*from = t.from;
+	*bytes = t.bytes;
+	*n = t.n;
+	return 1;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -120,7 +147,7 @@ static int run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pack_write_opts o = { .level = DEFAULT_LEVEL, .threads = 1 };
+	struct pack_write_opts o = { .level = DEFAULT_LEVEL, .threads = 1, .stream_tail = stream_tail };
 	const char *output = NULL;
 	int mode = 0, c;
 	optind = 1;

@@ -245,6 +245,12 @@ struct pack_write_opts {
 	int tar; /* write a ustar archive compressed by zstd instead */
 	pack_progress_fn progress;
 	void *arg;
+	/* The bytes of a stream.obs beyond its file: called on each, open as
+	 * fd; 1 when from offset *from on the member holds the n bytes at
+	 * *bytes (malloc'd) instead, 0 when it holds the file as it is, -1
+	 * after a message. NULL: every file as it is. `ovni pack` adds the
+	 * events a killed recording left in staging files (lib/trace/stage.h). */
+	int (*stream_tail)(const char *path, int fd, uint64_t *from, uint8_t **bytes, size_t *n);
 };
 /* Packs every file, directory and link under dir into out (created). */
 int pack_write(const char *dir, const char *out, const struct pack_write_opts *o);

@@ -789,12 +789,17 @@ struct member_src {
 	struct byte_src src;
 	struct block_reader br;
 	size_t pos;
+	uint64_t done; /* bytes given */
 };
 
 static ssize_t member_read(struct byte_src *s, void *buf, size_t n)
 {
 	struct member_src *ms = (struct member_src *)s;
 	struct block_reader *br = &ms->br;
+	if (n > s->size - ms->done) /* a caller may have cut the source short */
+		n = (size_t)(s->size - ms->done);
+	if (n == 0)
+		return 0;
 	if (ms->pos == br->raw_len) {
 		if (piece_next(br) < 0)
 			return -1;
@@ -807,6 +812,7 @@ static ssize_t member_read(struct byte_src *s, void *buf, size_t n)
 		k = n;
 	memcpy(buf, br->raw + ms->pos, k);
 	ms->pos += k;
+	ms->done += k;
 	return (ssize_t)k;
 }
 

@@ -1,8 +1,6 @@
 /* pack --tar: a POSIX ustar archive compressed as one zstd frame, for
  * `tar --zstd -xf`. Sizes past the 11 octal digits use the base-256 form
  * GNU tar and bsdtar read. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +8,6 @@
 #include <zstd.h>
 
 #include "base/file.h"
-#include "base/lock.h"
 #include "base/msg.h"
 #include "pack/walk.h"
 
@@ -109,28 +106,17 @@ static int header(uint8_t h[TAR_BLOCK], const struct pack_entry *e)
 
 /* The file's bytes, exactly e->size of them (a file that changed size
  * while archived is an error: the header is already written). */
-static int tar_file(struct tar *t, const char *dir, const struct pack_entry *e, uint8_t *buf, size_t cap)
+static int tar_file(struct tar *t, struct pack_input *in, const struct pack_entry *e, uint8_t *buf, size_t cap)
 {
-	char *path = file_join(dir, e->path);
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-	if (fd < 0) {
-		msg_err("%s: cannot open: %s", path ? path : e->path, strerror(errno));
-		free(path);
-		return -1;
-	}
-	lock_for_reading(fd, path);
 	uint64_t left = e->size;
 	int rc = 0;
 	while (left > 0 && rc == 0) {
-		size_t want = left < cap ? (size_t)left : cap;
-		ssize_t r = read(fd, buf, want);
-		if (r < 0 && errno == EINTR)
-			continue;
+		ssize_t r = pack_input_read(in, buf, left < cap ? (size_t)left : cap);
 		if (r <= 0) {
-			msg_err("%s: offset %llu: %s", path, (unsigned long long)(e->size - left),
-				r < 0 ? strerror(errno) : "file shrank while being archived");
-			rc = -1;
-			break;
+			if (r == 0)
+				msg_err("%s: offset %llu: file shrank while being archived", in->path,
+					(unsigned long long)(e->size - left));
+			return -1;
 		}
 		rc = tar_emit(t, buf, (size_t)r, ZSTD_e_continue);
 		left -= (uint64_t)r;
@@ -141,8 +127,23 @@ static int tar_file(struct tar *t, const char *dir, const struct pack_entry *e, 
 	static const uint8_t zero[TAR_BLOCK];
 	if (rc == 0 && e->size % TAR_BLOCK)
 		rc = tar_emit(t, zero, TAR_BLOCK - e->size % TAR_BLOCK, ZSTD_e_continue);
-	close(fd);
-	free(path);
+	return rc;
+}
+
+/* Entry e: its header, and a file's bytes (opened first: a stream's tail
+ * sets its size). */
+static int tar_entry(struct tar *t, const char *dir, struct pack_entry *e, uint8_t *buf, size_t cap)
+{
+	struct pack_input in = { .fd = -1 };
+	if (e->type == PACK_FILE && pack_input_open(&in, dir, e, t->o) < 0)
+		return -1;
+	uint8_t h[TAR_BLOCK];
+	int rc = -1;
+	if (header(h, e) < 0)
+		msg_err("%s: path or link target too long for ustar", e->path);
+	else if (tar_emit(t, h, TAR_BLOCK, ZSTD_e_continue) == 0)
+		rc = e->type == PACK_FILE ? tar_file(t, &in, e, buf, cap) : 0;
+	pack_input_close(&in);
 	return rc;
 }
 
@@ -165,16 +166,9 @@ int pack_tar_write(const char *dir, struct pack_entry *e, size_t n, struct out *
 	ZSTD_CCtx_setParameter(t.cctx, ZSTD_c_compressionLevel, o->level);
 	if (o->threads > 1)
 		ZSTD_CCtx_setParameter(t.cctx, ZSTD_c_nbWorkers, o->threads);
-	for (size_t i = 0; i < n; i++) {
-		uint8_t h[TAR_BLOCK];
-		if (header(h, &e[i]) < 0) {
-			msg_err("%s: path or link target too long for ustar", e[i].path);
+	for (size_t i = 0; i < n; i++)
+		if (tar_entry(&t, dir, &e[i], buf, cap) < 0)
 			goto out;
-		}
-		if (tar_emit(&t, h, TAR_BLOCK, ZSTD_e_continue) < 0 ||
-		    (e[i].type == PACK_FILE && tar_file(&t, dir, &e[i], buf, cap) < 0))
-			goto out;
-	}
 	memset(buf, 0, 2 * TAR_BLOCK);
 	rc = tar_emit(&t, buf, 2 * TAR_BLOCK, ZSTD_e_end);
 out:

@@ -2,12 +2,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/file.h"
+#include "base/lock.h"
 #include "base/msg.h"
 
 int pack_is_stream_name(const char *path)
@@ -111,4 +113,69 @@ void pack_entries_free(struct pack_entry *e, size_t n)
 		free(e[i].target);
 	}
 	free(e);
+}
+
+int pack_input_open(struct pack_input *in, const char *dir, struct pack_entry *e, const struct pack_write_opts *o)
+{
+	memset(in, 0, sizeof(*in));
+	in->fd = -1;
+	in->from = UINT64_MAX;
+	in->path = file_join(dir, e->path);
+	if (!in->path || (in->fd = open(in->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		msg_err("%s: cannot open: %s", in->path ? in->path : e->path, in->path ? strerror(errno) : "out of memory");
+		pack_input_close(in);
+		return -1;
+	}
+	lock_for_reading(in->fd, in->path);
+	if (!o->stream_tail || !pack_is_stream_name(e->path))
+		return 0;
+	int r = o->stream_tail(in->path, in->fd, &in->from, &in->tail, &in->ntail);
+	if (r < 0) {
+		pack_input_close(in);
+		return -1;
+	}
+	if (r == 0)
+		in->from = UINT64_MAX;
+	else
+		e->size = in->from + in->ntail;
+	return 0;
+}
+
+ssize_t pack_input_read(struct pack_input *in, void *buf, size_t n)
+{
+	if (in->off >= in->from) { /* from the tail */
+		size_t at = (size_t)(in->off - in->from), left = in->ntail - at;
+		n = n < left ? n : left;
+		memcpy(buf, in->tail + at, n);
+		in->off += n;
+		return (ssize_t)n;
+	}
+	if (in->from != UINT64_MAX && n > in->from - in->off)
+		n = (size_t)(in->from - in->off);
+	for (;;) {
+		ssize_t r = read(in->fd, buf, n);
+		if (r >= 0) {
+			if (r == 0 && in->from != UINT64_MAX) {
+				msg_err("%s: offset %llu: the file shrank while being archived", in->path,
+					(unsigned long long)in->off);
+				return -1;
+			}
+			in->off += (uint64_t)r;
+			return r;
+		}
+		if (errno != EINTR)
+			break;
+	}
+	msg_err("%s: offset %llu: cannot read: %s", in->path, (unsigned long long)in->off, strerror(errno));
+	return -1;
+}
+
+void pack_input_close(struct pack_input *in)
+{
+	if (in->fd >= 0)
+		close(in->fd);
+	free(in->path);
+	free(in->tail);
+	memset(in, 0, sizeof(*in));
+	in->fd = -1;
 }

@@ -3,8 +3,6 @@
  * blocks), cut them into blocks (stream.obs at event boundaries), compress
  * the blocks on -T threads and write them in order, then the index (zstd)
  * and the trailer. */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +17,6 @@
 
 #include "base/event.h"
 #include "base/file.h"
-#include "base/lock.h"
 #include "base/msg.h"
 #include "base/out.h"
 #include "pack/pack.h"
@@ -207,8 +204,7 @@ static void *worker_run(void *arg)
 
 /* Reads a member file. */
 struct feed {
-	int fd;
-	const char *path;
+	struct pack_input in;
 	uint8_t *buf;
 	size_t fill;
 	int eof;
@@ -218,14 +214,9 @@ struct feed {
 static int feed_fill(struct feed *f)
 {
 	while (!f->eof && f->fill < PACK_BLOCK_RAW_MAX) {
-		ssize_t r = read(f->fd, f->buf + f->fill, PACK_BLOCK_RAW_MAX - f->fill);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			msg_err("%s: offset %llu: cannot read: %s", f->path,
-				(unsigned long long)(f->off + f->fill), strerror(errno));
+		ssize_t r = pack_input_read(&f->in, f->buf + f->fill, PACK_BLOCK_RAW_MAX - f->fill);
+		if (r < 0)
 			return -1;
-		}
 		if (r == 0)
 			f->eof = 1;
 		f->fill += (size_t)r;
@@ -537,7 +528,7 @@ static int keep_tail(struct writer *w)
 
 static int pack_files(struct writer *w, const char *dir)
 {
-	struct feed f = { .fd = -1 };
+	struct feed f = { .in.fd = -1 };
 	if (!(f.buf = malloc(PACK_BLOCK_RAW_MAX))) {
 		msg_err("out of memory");
 		return -1;
@@ -548,21 +539,15 @@ static int pack_files(struct writer *w, const char *dir)
 		struct pack_entry *e = &w->e[w->order[k]];
 		if (e->type != PACK_FILE)
 			continue;
-		char *path = file_join(dir, e->path);
-		if (!path || (f.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-			msg_err("%s: cannot open: %s", path ? path : e->path, path ? strerror(errno) : "out of memory");
-			free(path);
+		if (pack_input_open(&f.in, dir, e, w->o) < 0) {
 			rc = -1;
 			break;
 		}
-		lock_for_reading(f.fd, path);
-		f.path = path;
 		f.fill = 0;
 		f.eof = 0;
 		f.off = 0;
 		rc = pack_file(w, e, &f);
-		close(f.fd);
-		free(path);
+		pack_input_close(&f.in);
 	}
 	if (rc == 0 && w->cur)
 		w->cur->final = 1;

@@ -99,6 +99,10 @@ struct stage_tail {
  * 1 with t filled, 0 when h holds nothing for it, -1 with errno. */
 int stage_compose(int fd, const struct stat *st, const struct stage_head *h, struct stage_tail *t);
 
+/* stage_compose of the stream open as fd (status st) with its staging
+ * file, whose path goes into staged (n bytes): 1 with t filled, 0 when
+ * there is none or it holds nothing for the stream, -1 with errno. */
+int stage_tail_for(int fd, const struct stat *st, char *staged, size_t n, struct stage_tail *t);
 /* file (a byte_src over the unfinished stream obs) with the events its
  * staging file still holds after them, up to its last whole event, which
  * are read from offset *from on; file itself when there is no staging

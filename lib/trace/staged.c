@@ -169,37 +169,43 @@ int stage_compose(int fd, const struct stat *st, const struct stage_head *h, str
 	return 1;
 }
 
+int stage_tail_for(int fd, const struct stat *st, char *staged, size_t n, struct stage_tail *t)
+{
+	int sfd = stage_open_for(st, staged, n);
+	if (sfd < 0)
+		return 0;
+	const struct stage_head *h = stage_map(sfd);
+	close(sfd);
+	int r = h ? stage_compose(fd, st, h, t) : 0;
+	if (h)
+		stage_unmap(h);
+	return r;
+}
+
 struct byte_src *stage_overlay(const char *obs, struct byte_src *file, char *staged, size_t n, uint64_t *from)
 {
 	struct stat st;
-	int sfd = -1, fd = open(obs, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0 || (sfd = stage_open_for(&st, staged, n)) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return file;
-	}
-	const struct stage_head *h = stage_map(sfd);
-	close(sfd);
 	struct stage_tail t;
 	struct staged_src *o = NULL;
-	if (h && stage_compose(fd, &st, h, &t) == 1 && t.from <= file->size) {
-		o = calloc(1, sizeof(*o) + strlen(obs) + 1);
+	int fd = open(obs, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && stage_tail_for(fd, &st, staged, n, &t) == 1) {
+		if (t.from <= file->size)
+			o = calloc(1, sizeof(*o) + strlen(obs) + 1);
 		if (!o)
 			free(t.bytes);
 	}
-	if (o) {
-		o->src.read = staged_read;
-		o->src.close = staged_close;
-		o->src.size = t.from + t.n;
-		o->file = file;
-		o->base = t.from;
-		o->tail = t.bytes;
-		o->ntail = t.n;
-		memcpy(o->name, obs, strlen(obs) + 1);
-		*from = t.from;
-	}
-	if (h)
-		stage_unmap(h);
-	close(fd);
-	return o ? &o->src : file;
+	if (fd >= 0)
+		close(fd);
+	if (!o)
+		return file;
+	o->src.read = staged_read;
+	o->src.close = staged_close;
+	o->src.size = t.from + t.n;
+	o->file = file;
+	o->base = t.from;
+	o->tail = t.bytes;
+	o->ntail = t.n;
+	memcpy(o->name, obs, strlen(obs) + 1);
+	*from = t.from;
+	return &o->src;
 }

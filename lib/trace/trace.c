@@ -411,6 +411,82 @@ static uint64_t events_end(const char *path, uint64_t size, int *zeros)
 	return off >= zeros_from || cut ? off : size;
 }
 
+/* events_end over bytes that come in pieces (an archive member, not
+ * mapped): the event walk from the header on, remembering the boundary
+ * after the last event with a non-zero byte. */
+struct tail_scan {
+	uint64_t pos; /* bytes seen */
+	uint64_t start; /* of the event being read */
+	uint64_t need; /* bytes of it still to come after its header */
+	uint64_t cand; /* the boundary after the last event with a non-zero byte */
+	uint8_t head[EV_JUMBO_HEADER_SIZE];
+	size_t nhead, want; /* header bytes held and needed; nhead 0: at a boundary */
+	int nonzero; /* in the event being read */
+};
+
+static int any_nonzero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 1;
+	return 0;
+}
+
+static void scan_bytes(struct tail_scan *t, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		size_t k;
+		if (t->nhead == 0) {
+			t->start = t->pos;
+			t->want = ev_head_size(p[0]);
+			t->nonzero = 0;
+		}
+		if (t->nhead < t->want) {
+			k = t->want - t->nhead < n ? t->want - t->nhead : n;
+			memcpy(t->head + t->nhead, p, k);
+			t->nhead += k;
+			if (t->nhead == t->want)
+				t->need = ev_size(t->head) - t->want;
+		} else {
+			k = t->need < n ? (size_t)t->need : n;
+			t->need -= k;
+		}
+		t->nonzero = t->nonzero || any_nonzero(p, k);
+		t->pos += k;
+		p += k;
+		n -= k;
+		if (t->nhead == t->want && t->need == 0) { /* the event ends here */
+			if (t->nonzero)
+				t->cand = t->pos;
+			t->nhead = 0;
+		}
+	}
+}
+
+static uint64_t member_events_end(struct byte_src *s, uint64_t size, int *zeros)
+{
+	*zeros = 0;
+	uint8_t buf[64 * 1024];
+	struct tail_scan t = { .pos = 0 };
+	uint64_t seen = 0;
+	ssize_t r;
+	while ((r = s->read(s, buf, sizeof(buf))) > 0) {
+		size_t skip = seen < STREAM_HEADER_SIZE ? STREAM_HEADER_SIZE - (size_t)seen : 0;
+		skip = skip < (size_t)r ? skip : (size_t)r;
+		seen += (uint64_t)r;
+		if (t.pos == 0 && seen >= STREAM_HEADER_SIZE)
+			t.pos = t.cand = STREAM_HEADER_SIZE;
+		if (seen > STREAM_HEADER_SIZE)
+			scan_bytes(&t, buf + skip, (size_t)r - skip);
+	}
+	if (r < 0 || seen != size || size <= STREAM_HEADER_SIZE)
+		return size; /* the reader reports it */
+	if (t.nhead > 0 && t.nonzero)
+		return t.start; /* an event cut short */
+	*zeros = t.cand < size;
+	return t.cand;
+}
+
 /* Stream i is an unfinished stream file: 1 with its path and status. */
 static int unfinished_file(const struct trace *t, size_t i, char path[TRACE_PATH_MAX], struct stat *st)
 {
@@ -445,11 +521,34 @@ int trace_stream_staged(const struct trace *t, size_t i, uint64_t *size)
 /* Unfinished streams named in a warning, at most this many a run. */
 #define ZERO_TAILS_NAMED 10
 
+/* The events of unfinished stream i end at end, before zero bytes (tail
+ * 1) or an event cut short (2): src stops there, with a warning. */
+static void cut_tail(struct trace *t, size_t i, struct byte_src *src, uint64_t end, int tail)
+{
+	if (end >= src->size)
+		return;
+	if (++t->zero_tails <= ZERO_TAILS_NAMED)
+		msg_warn("%s: offset %llu: unfinished (its thread did not end): the %llu %s after "
+			 "its last event are not read%s", t->streams[i].obs_name, (unsigned long long)end,
+			 (unsigned long long)(src->size - end), tail == 1 ? "zero bytes" : "bytes of an event cut short",
+			 t->zero_tails == ZERO_TAILS_NAMED ? " (further such streams not named)" : "");
+	src->size = end;
+}
+
 struct byte_src *trace_stream_src(struct trace *t, size_t i)
 {
 	char path[TRACE_PATH_MAX];
-	if (i < t->n && t->archive)
-		return pack_member_src(t->archive, t->streams[i].obs_member);
+	if (i < t->n && t->archive) {
+		struct byte_src *m = pack_member_src(t->archive, t->streams[i].obs_member), *scan;
+		if (m && !t->streams[i].meta.finished &&
+		    (scan = pack_member_src(t->archive, t->streams[i].obs_member))) {
+			int zeros;
+			uint64_t end = member_events_end(scan, m->size, &zeros);
+			scan->close(scan);
+			cut_tail(t, i, m, end, 1 + !zeros);
+		}
+		return m;
+	}
 	if (i >= t->n || join(path, t->streams[i].dir, "stream.obs") < 0)
 		return NULL;
 	struct byte_src *src = byte_src_file(path);
@@ -473,14 +572,8 @@ struct byte_src *trace_stream_src(struct trace *t, size_t i)
 	}
 	uint64_t end;
 	int tail = src ? trace_stream_zero_tail(t, i, &end) : 0;
-	if (tail && end < src->size) {
-		if (++t->zero_tails <= ZERO_TAILS_NAMED)
-			msg_warn("%s: offset %llu: unfinished (its thread did not end): the %llu %s after "
-				 "its last event are not read%s", t->streams[i].obs_name, (unsigned long long)end,
-				 (unsigned long long)(src->size - end), tail == 1 ? "zero bytes" : "bytes of an event cut short",
-				 t->zero_tails == ZERO_TAILS_NAMED ? " (further such streams not named)" : "");
-		src->size = end;
-	}
+	if (tail)
+		cut_tail(t, i, src, end, tail);
 	return src;
 }
 

@@ -315,4 +315,23 @@ check "it leaves no archive behind" sh -c "! ls '$TMP' | grep -q '^fsz\.ovnipack
 "$OVNI" pack -l 1 -o "$TMP/fsz.ovnipack" "$TMP/fsz" 2>/dev/null
 check_fails "unpack under a file size limit" "File too large" \
 	sh -c "ulimit -f 16 && exec '$OVNI' unpack -C '$TMP/fszun' '$TMP/fsz.ovnipack'"
+
+# An archive of a cut trace (the recorder killed with the program) reads
+# as its directory does: the zero bytes after the last event of one
+# unfinished stream and the event cut short at the end of another are not
+# read, with a warning each, instead of failing the whole trace.
+"$GEN" -n 3000 -t 2 -k nanos6 --unfinished "$TMP/cut" >/dev/null
+set -- $(find "$TMP/cut" -name stream.obs | LC_ALL=C sort)
+head -c 4096 /dev/zero >>"$1"
+truncate -s -5 "$2"
+rm -f "$TMP/cut.ovnipack"
+"$OVNI" pack -o "$TMP/cut.ovnipack" "$TMP/cut" 2>/dev/null
+"$OVNI" dump "$TMP/cut" >"$TMP/cut.dir" 2>"$TMP/cut.direrr"
+"$OVNI" dump "$TMP/cut.ovnipack" >"$TMP/cut.pack" 2>"$TMP/cut.packerr"
+same "a cut trace's archive: ovni dump reads it" "$?" 0
+check "a cut trace's archive: the same events as its directory" cmp -s "$TMP/cut.dir" "$TMP/cut.pack"
+same "a cut trace's archive: both tails named, as from the directory" \
+	"$(grep -Eo 'the [0-9]+ (zero bytes|bytes of an event cut short) after' "$TMP/cut.packerr")" \
+	"$(grep -Eo 'the [0-9]+ (zero bytes|bytes of an event cut short) after' "$TMP/cut.direrr")"
+same "a cut trace's archive: two tails" "$(grep -c 'unfinished (its thread did not end)' "$TMP/cut.packerr")" 2
 done_testing

@@ -420,6 +420,25 @@ elif "$OVNI" lib "$TMP/flib" >/dev/null 2>&1 &&
 	check "staged, session killed: with every event (played ${played:-none}: 1200000 and those of the recorder)" \
 		test "${played:-0}" -ge 1200000 -a "${played:-0}" -lt 1210000
 	same "staged, session killed: the trace is left as it was" "$(find "$TMP/st2" -type f -exec cat {} + | cksum)" "$sum_before"
+	rm -f "$TMP/st2.ovnipack"
+	"$OVNI" pack -o "$TMP/st2.ovnipack" "$TMP/st2" >"$TMP/out" 2>&1
+	same "staged, session killed: ovni pack archives the trace" "$?" 0
+	same "staged, session killed: the archive holds every event" "$(count OB. "$TMP/st2.ovnipack")" 1200000
+	same "staged, session killed: ovni pack names the staging files it read" \
+		"$(grep -c "taken from its staging file $sd/" "$TMP/out")" 4
+	same "staged, session killed: ovni pack leaves the trace as it was" \
+		"$(find "$TMP/st2" -type f -exec cat {} + | cksum)" "$sum_before"
+	if command -v zstd >/dev/null; then
+		rm -rf "$TMP/st2.tar.zst" "$TMP/st2x" && mkdir "$TMP/st2x"
+		"$OVNI" pack --tar -o "$TMP/st2.tar.zst" "$TMP/st2" >/dev/null 2>&1 &&
+			zstd -dcq "$TMP/st2.tar.zst" | tar -C "$TMP/st2x" -xf -
+		same "staged, session killed: the archive of ovni pack --tar holds every event" \
+			"$(count OB. "$TMP/st2x")" 1200000
+		rm -rf "$TMP/st2x" "$TMP/st2.tar.zst"
+	else
+		echo "ok - # SKIP staged, session killed: pack --tar: no zstd command to extract it"
+	fi
+	rm -f "$TMP/st2.ovnipack"
 	"$OVNI" record -o "$TMP/st3" -- true >/dev/null 2>&1
 	same "staged, session killed: the next recording writes the staging files into the trace" \
 		"$(staged_for "$TMP/st2"):$(count OB. "$TMP/st2")" 0:1200000
