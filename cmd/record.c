@@ -77,16 +77,38 @@ static volatile sig_atomic_t leftover_sig; /* for what APP left behind */
 
 /* Whether the recorder passes sig on to the program (when a process sent it
  * to the recorder). Not: those it cannot catch, SIGCHLD (its own wait),
- * SIGPIPE and SIGXFSZ (ignored here, the program's own), the stops (the
- * recorder stops with the program, as it would), SIGCONT (see forward). */
+ * SIGPIPE and SIGXFSZ (ignored here, the program's own); SIGCONT only to a
+ * stopped program (see forward). */
 static int forwarded(int sig)
 {
 	switch (sig) {
 	case SIGKILL: case SIGSTOP: case SIGCHLD: case SIGPIPE: case SIGXFSZ:
-	case SIGTSTP: case SIGTTIN: case SIGTTOU:
 		return 0;
 	}
 	return 1;
+}
+
+static int job_stop(int sig)
+{
+	return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* Stops the recorder by sig as its default action would, also from a
+ * handler of sig (where it is blocked). Async-signal-safe. */
+static void stop_self(int sig)
+{
+	struct sigaction dfl, mine;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	if (sig != SIGSTOP && sigaction(sig, &dfl, &mine) != 0)
+		return;
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	raise(sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL); /* stopped here until a SIGCONT */
+	if (sig != SIGSTOP)
+		sigaction(sig, &mine, NULL);
 }
 
 /* A fault of the recorder itself, not a signal to pass on. */
@@ -118,8 +140,10 @@ static int is_stopped(pid_t pid)
 /* A signal another process sent to the recorder goes to the program. One
  * from the kernel (si_code > 0: the terminal, which already reached the
  * whole process group; a fault) or from the recorder itself stays here:
- * a fault then takes its default action. SIGCONT only wakes a program
- * that is stopped (a process group's SIGCONT woke it already). */
+ * a fault then takes its default action, and so does a stop of job
+ * control (the terminal stops the recorder with the program, as before a
+ * write in the background). SIGCONT only wakes a program that is stopped
+ * (a process group's SIGCONT woke it already). */
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
 	(void)ctx;
@@ -127,6 +151,8 @@ static void forward(int sig, siginfo_t *info, void *ctx)
 	if (!info || info->si_code > 0 || info->si_pid == self) {
 		if (synchronous(sig))
 			signal(sig, SIG_DFL);
+		else if (job_stop(sig))
+			stop_self(sig);
 	} else if (app_gone) {
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
 			leftover_sig = sig; /* the wait loop passes it on */
@@ -1023,7 +1049,7 @@ static int launch(struct run *r, char **argv)
 	double gone_at = 0;
 	for (int told = 0, asked = 0;;) {
 		int wst;
-		pid_t p = waitpid(-1, &wst, app_gone ? WNOHANG : 0);
+		pid_t p = waitpid(-1, &wst, app_gone ? WNOHANG : WUNTRACED);
 		if (p == 0) { /* APP is gone, what it left behind is not */
 			if (!told && now_s() - gone_at >= LEFTOVER_NOTICE_S)
 				told = tell_leftovers(argv[0], status);
@@ -1039,6 +1065,13 @@ static int launch(struct run *r, char **argv)
 			continue;
 		if (p < 0)
 			break;
+		if (WIFSTOPPED(wst)) {
+			/* the job stops when its program does, as without the
+			 * recorder; unless a SIGCONT woke the program already */
+			if (p == child && is_stopped(child) == 1)
+				stop_self(WSTOPSIG(wst));
+			continue;
+		}
 		if (p == child) {
 			status = wst;
 			app_gone = 1;

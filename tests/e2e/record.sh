@@ -561,6 +561,28 @@ same "SIGCONT to the recorder wakes its stopped program: status" "$?" 0
 same "SIGCONT to the recorder wakes its stopped program" "$(cat "$TMP/out")" "resumed"
 kill "$watchdog" 2>/dev/null
 emu_ok "SIGCONT to the recorder: ovni emu accepts the trace" "$TMP/cont"
+# A SIGTSTP another process sends to the recorder goes to the program (the
+# recorder alone stopped, the program ran on): one that catches it goes
+# on, and so does the recording; one that stops stops the recorder too, as
+# its parent would see the program stop, and a SIGCONT wakes both.
+state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
+rm -f "$TMP/ready"
+recording "$TMP/tstp" sh -c 'trap "echo caught" TSTP; : >"$1"; sleep 1; echo end' sh "$TMP/ready"
+for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+kill -TSTP "$rpid"
+wait "$rpid"
+same "SIGTSTP to the recorder: a program that catches it gets it and goes on" "$?:$(tr '\n' ' ' <"$TMP/out")" "0:caught end "
+rm -f "$TMP/ready"
+recording "$TMP/tstp" sh -c ': >"$1"; sleep 1; echo end' sh "$TMP/ready"
+for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+kill -TSTP "$rpid"
+stopped
+for i in $(seq 100); do [ "$(state "$rpid")" = T ] && break; sleep 0.05; done
+same "SIGTSTP to the recorder: the program and the recorder stop" "$(state "$app")$(state "$rpid")" TT
+kill -CONT "$rpid"
+wait "$rpid"
+same "SIGTSTP to the recorder: a SIGCONT to it wakes both" "$?:$(cat "$TMP/out")" "0:end"
+kill "$watchdog" 2>/dev/null
 # What the program leaves running when it ends: the recorder says it waits
 # for it, and a SIGTERM sent to the recorder then goes to it.
 dur=2000.$$
