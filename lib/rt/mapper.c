@@ -75,8 +75,6 @@ static uint32_t *state_word(struct rt_mreq *r)
  * page, always in cache. */
 static char zeros[64 << 10];
 #define ZERO_IOVS 128
-#define TMPFS_MAGIC_NR 0x01021994
-
 /* Writes zeros over [from, end) (beyond the end of the file: nothing
  * written is overwritten). ENOSPC shows here, not as a SIGBUS later. */
 int rt_write_zeros(int fd, uint64_t from, uint64_t end)
@@ -110,7 +108,7 @@ int rt_write_zeros(int fd, uint64_t from, uint64_t end)
 static int reserve(int fd, uint64_t from, uint64_t end)
 {
 	struct statfs sf;
-	if (fstatfs(fd, &sf) != 0 || sf.f_type == TMPFS_MAGIC_NR)
+	if (fstatfs(fd, &sf) != 0 || sf.f_type == STAGE_TMPFS_MAGIC)
 		return 1;
 	while (fallocate(fd, 0, (off_t)from, (off_t)(end - from)) != 0) {
 		if (errno == EINTR)

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #define STAGE_MAGIC "OVNISTG1"
+#define STAGE_TMPFS_MAGIC 0x01021994 /* statfs f_type of tmpfs, where staging files live */
 #define STAGE_SLOTS 2
 /* A slot's address space: the largest event (2 MiB) after a partial page */
 #define STAGE_SLOT_SPAN (4u << 20)

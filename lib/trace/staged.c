@@ -17,13 +17,11 @@
 #include "base/file.h"
 #include "base/msg.h"
 
-#define TMPFS_MAGIC_NR 0x01021994
-
 /* dir/name into out when dir is on a memory file system. */
 static int under(const char *dir, const char *name, char *out, size_t n)
 {
 	struct statfs sf;
-	if (!dir || *dir != '/' || statfs(dir, &sf) != 0 || sf.f_type != TMPFS_MAGIC_NR)
+	if (!dir || *dir != '/' || statfs(dir, &sf) != 0 || sf.f_type != STAGE_TMPFS_MAGIC)
 		return -1;
 	return file_join_to(out, n, dir, name) < n ? 0 : -1;
 }
