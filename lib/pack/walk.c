@@ -156,7 +156,7 @@ ssize_t pack_input_read(struct pack_input *in, void *buf, size_t n)
 		ssize_t r = read(in->fd, buf, n);
 		if (r >= 0) {
 			if (r == 0 && in->from != UINT64_MAX) {
-				msg_err("%s: offset %llu: the file shrank while being archived", in->path,
+				msg_err("%s: offset %llu: file shrank while being archived", in->path,
 					(unsigned long long)in->off);
 				return -1;
 			}

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -384,36 +383,13 @@ err:
 	return -1;
 }
 
-/* Where the events of an unfinished stream end when the rest of the file
- * is zeros (the tail of the last window `ovni record` mapped, left as it
- * was because the recorder was killed too) or one event cut short. size
- * when there is no such tail (or the file cannot be mapped). */
-static uint64_t events_end(const char *path, uint64_t size, int *zeros)
-{
-	*zeros = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	const uint8_t *p = fd >= 0 && size > STREAM_HEADER_SIZE ?
-				   mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-	if (fd >= 0)
-		close(fd);
-	if (p == MAP_FAILED)
-		return size;
-	uint64_t zeros_from = size, off = STREAM_HEADER_SIZE;
-	while (zeros_from > STREAM_HEADER_SIZE && p[zeros_from - 1] == 0)
-		zeros_from--;
-	while (off < zeros_from && off + ev_head_size(p[off]) <= size && off + ev_size(p + off) <= size)
-		off += ev_size(p + off);
-	/* or where its last event was cut short: a staged stream whose
-	 * recorder was killed ends where its last slot written ended */
-	int cut = off < zeros_from && (off + ev_head_size(p[off]) > size || off + ev_size(p + off) > size);
-	munmap((void *)p, (size_t)size);
-	*zeros = off >= zeros_from;
-	return off >= zeros_from || cut ? off : size;
-}
-
-/* events_end over bytes that come in pieces (an archive member, not
- * mapped): the event walk from the header on, remembering the boundary
- * after the last event with a non-zero byte. */
+/* Where the events of an unfinished stream end when the rest of it is
+ * zeros (the tail of the last window `ovni record` mapped, left as it was
+ * because the recorder was killed too) or one event cut short (a staged
+ * stream whose recorder was killed ends where its last slot written
+ * ended): the event walk from the header on, over bytes that come in
+ * pieces (a file, an archive member), remembering the boundary after the
+ * last event with a non-zero byte. */
 struct tail_scan {
 	uint64_t pos; /* bytes seen */
 	uint64_t start; /* of the event being read */
@@ -463,7 +439,9 @@ static void scan_bytes(struct tail_scan *t, const uint8_t *p, size_t n)
 	}
 }
 
-static uint64_t member_events_end(struct byte_src *s, uint64_t size, int *zeros)
+/* That end for the size bytes of s, or size when there is no such tail
+ * (or s cannot be read). */
+static uint64_t events_end(struct byte_src *s, uint64_t size, int *zeros)
 {
 	*zeros = 0;
 	uint8_t buf[64 * 1024];
@@ -501,7 +479,10 @@ int trace_stream_zero_tail(const struct trace *t, size_t i, uint64_t *end)
 	if (!unfinished_file(t, i, path, &st))
 		return 0;
 	int zeros;
-	*end = events_end(path, (uint64_t)st.st_size, &zeros);
+	struct byte_src *src = byte_src_file(path);
+	*end = src ? events_end(src, (uint64_t)st.st_size, &zeros) : (uint64_t)st.st_size;
+	if (src)
+		src->close(src);
 	return *end < (uint64_t)st.st_size ? 1 + !zeros : 0;
 }
 
@@ -543,7 +524,7 @@ struct byte_src *trace_stream_src(struct trace *t, size_t i)
 		if (m && !t->streams[i].meta.finished &&
 		    (scan = pack_member_src(t->archive, t->streams[i].obs_member))) {
 			int zeros;
-			uint64_t end = member_events_end(scan, m->size, &zeros);
+			uint64_t end = events_end(scan, m->size, &zeros);
 			scan->close(scan);
 			cut_tail(t, i, m, end, 1 + !zeros);
 		}
