@@ -445,17 +445,14 @@ static uint64_t events_end(struct byte_src *s, uint64_t size, int *zeros)
 {
 	*zeros = 0;
 	uint8_t buf[64 * 1024];
-	struct tail_scan t = { .pos = 0 };
+	struct tail_scan t = { .pos = STREAM_HEADER_SIZE, .cand = STREAM_HEADER_SIZE }; /* the walk starts after the header */
 	uint64_t seen = 0;
 	ssize_t r;
 	while ((r = s->read(s, buf, sizeof(buf))) > 0) {
 		size_t skip = seen < STREAM_HEADER_SIZE ? STREAM_HEADER_SIZE - (size_t)seen : 0;
 		skip = skip < (size_t)r ? skip : (size_t)r;
 		seen += (uint64_t)r;
-		if (t.pos == 0 && seen >= STREAM_HEADER_SIZE)
-			t.pos = t.cand = STREAM_HEADER_SIZE;
-		if (seen > STREAM_HEADER_SIZE)
-			scan_bytes(&t, buf + skip, (size_t)r - skip);
+		scan_bytes(&t, buf + skip, (size_t)r - skip);
 	}
 	if (r < 0 || seen != size || size <= STREAM_HEADER_SIZE)
 		return size; /* the reader reports it */
