@@ -109,10 +109,10 @@ int file_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 
 /* mkdir of p, then of the directories above it only when one is missing:
  * one call when the parents exist (the usual case), not one per level. */
-static int mkdir_up(char *p)
+static int mkdir_up(char *p, void (*made)(const char *dir))
 {
 	if (mkdir(p, 0755) == 0)
-		return 0;
+		goto done;
 	if (errno == ENOENT) {
 		char *slash = strrchr(p, '/');
 		while (slash && slash > p && slash[-1] == '/')
@@ -120,12 +120,12 @@ static int mkdir_up(char *p)
 		if (!slash || slash == p)
 			return -1; /* no parent to make: the path is gone under us */
 		*slash = '\0';
-		int r = mkdir_up(p);
+		int r = mkdir_up(p, made);
 		*slash = '/';
 		if (r != 0)
 			return -1;
 		if (mkdir(p, 0755) == 0)
-			return 0;
+			goto done;
 	}
 	struct stat st;
 	int err = errno;
@@ -133,9 +133,13 @@ static int mkdir_up(char *p)
 		return 0;
 	errno = err == EEXIST ? ENOTDIR : err;
 	return -1;
+done:
+	if (made)
+		made(p);
+	return 0;
 }
 
-int file_mkdirs(const char *path, int parents_only)
+int file_mkdirs_told(const char *path, int parents_only, void (*made)(const char *dir))
 {
 	char p[4096];
 	size_t n = strlen(path);
@@ -152,7 +156,12 @@ int file_mkdirs(const char *path, int parents_only)
 			return 0; /* in the current directory, or in / */
 		*slash = '\0';
 	}
-	return mkdir_up(p);
+	return mkdir_up(p, made);
+}
+
+int file_mkdirs(const char *path, int parents_only)
+{
+	return file_mkdirs_told(path, parents_only, NULL);
 }
 
 int file_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode, int sync)

@@ -32,6 +32,8 @@ int file_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
 /* mkdir -p: PATH and the directories above it (mode 0755); with
  * parents_only, only those above it. 0, or -1 with errno. */
 int file_mkdirs(const char *path, int parents_only);
+/* The same, telling made (if not NULL) each directory it creates. */
+int file_mkdirs_told(const char *path, int parents_only, void (*made)(const char *dir));
 
 /* Replaces PATH whole or not at all: the bytes go to a temporary file
  * beside it, which gets mode, is synced and renamed over PATH. 0, or -1

@@ -11,5 +11,7 @@ __asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.2.5");
 __asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");
 __asm__(".symver pthread_sigmask,pthread_sigmask@GLIBC_2.2.5");
 #endif
-/* glibc 2.33 made fstat a real symbol; older ones only have __fxstat. */
+/* glibc 2.33 made fstat and stat real symbols; older ones only have
+ * __fxstat and __xstat. */
 #define fstat(fd, st) rt_fstat(fd, st)
+#define stat(path, st) rt_stat(path, st)

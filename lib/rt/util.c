@@ -65,39 +65,16 @@ void rt_fix_mode(int fd, const char *path, mode_t mode)
 		chmod(path, mode);
 }
 
+static void fix_dir_mode(const char *dir)
+{
+	rt_fix_mode(-1, dir, 0755);
+}
+
 /* mkdir -p with mode 0755, in record mode whatever the program's umask
- * (rt_fix_mode: why it is not file_mkdirs); 0 or -1 with errno. The leaf
- * is tried first: a thread's directory has its parents already, and each
- * mkdir is a round trip to the metadata server on a parallel file system. */
+ * (rt_fix_mode: why it is not plain file_mkdirs); 0 or -1 with errno. */
 int rt_mkpath(const char *path)
 {
-	char p[PATH_MAX];
-	size_t n = strlen(path);
-	if (n == 0 || n >= sizeof(p)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (mkdir(path, 0755) == 0) {
-		rt_fix_mode(-1, path, 0755);
-		return 0;
-	}
-	if (errno == EEXIST)
-		return 0;
-	if (errno != ENOENT)
-		return -1;
-	memcpy(p, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		char c = p[i];
-		p[i] = '\0';
-		if (mkdir(p, 0755) == 0)
-			rt_fix_mode(-1, p, 0755);
-		else if (errno != EEXIST)
-			return -1;
-		p[i] = c;
-	}
-	return 0;
+	return file_mkdirs_told(path, 0, fix_dir_mode);
 }
 
 /* The system call itself: struct stat is the kernel's on x86_64 (glibc.h). */

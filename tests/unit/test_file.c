@@ -195,6 +195,27 @@ static void test_mkdirs(void)
 	CHECK_INT(file_mkdirs("/", 0), 0, "the root exists");
 }
 
+static char told[256];
+
+static void tell(const char *dir)
+{
+	size_t n = strlen(told), skip = strlen(root) + 1;
+	snprintf(told + n, sizeof(told) - n, "%s%s", n ? " " : "", strlen(dir) > skip ? dir + skip : dir);
+}
+
+static void test_mkdirs_told(void)
+{
+	told[0] = '\0';
+	CHECK_INT(file_mkdirs_told(at("t/a/b"), 0, tell), 0, "mkdir -p, told");
+	CHECK_STR(told, "t t/a t/a/b", "told of each directory made, from the top");
+	told[0] = '\0';
+	CHECK_INT(file_mkdirs_told(at("t/a/c/d/f"), 1, tell), 0, "parents only, told");
+	CHECK_STR(told, "t/a/c t/a/c/d", "told only of those it made, not of t/a nor the last part");
+	told[0] = '\0';
+	CHECK_INT(file_mkdirs_told(at("t/a"), 0, tell), 0, "one that exists");
+	CHECK_STR(told, "", "told of nothing");
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/ovni-test-file.XXXXXX");
@@ -208,6 +229,7 @@ int main(void)
 	test_walk();
 	test_pread();
 	test_mkdirs();
+	test_mkdirs_told();
 	file_remove_tree(root);
 	CHECK(access(root, F_OK) != 0, "rm -r leaves nothing");
 	return t_done();
