@@ -335,9 +335,76 @@ static void test_escapes(void)
 	CHECK(system(cmd) == 0, "clean up");
 }
 
+/* The progress of a run: its last call, and whether done ever passed total. */
+struct seen {
+	uint64_t done, total;
+	int over;
+};
+
+static void note_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct seen *s = arg;
+	s->done = done;
+	s->total = total;
+	s->over |= done > total;
+}
+
+#define TAIL_EVENTS 200000 /* 2.4 MB: several blocks */
+
+/* A staged tail as `ovni pack` gives one: TAIL_EVENTS more events after
+ * the file's bytes. */
+static int tail_of(const char *path, int fd, uint64_t *from, uint8_t **bytes, size_t *n)
+{
+	(void)path;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !(*bytes = malloc(TAIL_EVENTS * 12)))
+		return -1;
+	for (size_t i = 0; i < TAIL_EVENTS; i++) {
+		uint8_t *e = *bytes + 12 * i;
+		memcpy(e, "\0OHx", 4);
+		uint64_t clock = 1000 + 10 * i;
+		memcpy(e + 4, &clock, 8);
+	}
+	*from = (uint64_t)st.st_size;
+	*n = TAIL_EVENTS * 12;
+	return 1;
+}
+
+/* The progress counts the staged tails: done never passes the total. */
+static void test_progress_with_tails(void)
+{
+	char tmpl[] = "/tmp/ovni-test-pack.XXXXXX";
+	char *tmp = mkdtemp(tmpl);
+	char src[256], p[300], arch[256];
+	snprintf(src, sizeof(src), "%s/src", tmp);
+	mkdir(src, 0755);
+	snprintf(p, sizeof(p), "%s/stream.obs", src);
+	write_file(p, "ovni\x01");
+	FILE *f = fopen(p, "ab");
+	fwrite("\0\0\0", 1, 3, f); /* the version's other bytes */
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/stream.json", src);
+	write_file(p, "{}\n");
+	for (int tar = 0; tar <= 1; tar++) {
+		struct seen s = { 0, 0, 0 };
+		struct pack_write_opts o = { .level = 3, .threads = 1, .tar = tar, .progress = note_progress,
+					     .arg = &s, .stream_tail = tail_of };
+		snprintf(arch, sizeof(arch), "%s/a%d", tmp, tar);
+		CHECK(pack_write(src, arch, &o) == 0, "%s: a stream with a staged tail is packed",
+		      tar ? "--tar" : "blocks");
+		CHECK(s.total == 8 + 3 + TAIL_EVENTS * 12 && s.done > 0 && !s.over,
+		      "%s: the progress's total counts the tail, and done never passes it (done %llu of %llu)",
+		      tar ? "--tar" : "blocks", (unsigned long long)s.done, (unsigned long long)s.total);
+	}
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	CHECK(system(cmd) == 0, "clean up");
+}
+
 int main(void)
 {
 	test_cols();
 	test_escapes();
+	test_progress_with_tails();
 	return t_done();
 }
