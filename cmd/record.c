@@ -47,10 +47,10 @@ static const char usage[] =
 	"libovni.so.1 for them). Streams left unfinished (a crash, SIGKILL,\n"
 	"threads still running at exit) are ended at their last event. Prints one\n"
 	"summary line at the end, with how APP ended, and ends as APP did (its exit\n"
-	"status, or killed by the same signal). Signals sent to the recorder go to\n"
-	"APP (SIGCONT only while APP is stopped); once APP has ended, the recorder\n"
-	"waits for what it left running, names it, and passes it SIGTERM, SIGINT,\n"
-	"SIGHUP and SIGQUIT.\n"
+	"status, or killed by the same signal). Signals other processes send to the\n"
+	"recorder go to APP (SIGCONT only while APP is stopped); once APP has ended,\n"
+	"the recorder waits for what it left running, names it, and passes it\n"
+	"SIGTERM, SIGINT, SIGHUP and SIGQUIT.\n"
 	"\n"
 	"Options:\n"
 	"  -o TRACEDIR      where the trace goes (default: $OVNI_TRACEDIR, else ovni):\n"
@@ -142,8 +142,10 @@ static int is_stopped(pid_t pid)
  * whole process group; a fault) or from the recorder itself stays here:
  * a fault then takes its default action, and so does a stop of job
  * control (the terminal stops the recorder with the program, as before a
- * write in the background). SIGCONT only wakes a program that is stopped
- * (a process group's SIGCONT woke it already). */
+ * write in the background). One from the program is dropped: it went to
+ * its own process group (it got it too) or to its parent, never back to
+ * itself. SIGCONT only wakes a program that is stopped (a process group's
+ * SIGCONT woke it already). */
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
 	(void)ctx;
@@ -156,7 +158,7 @@ static void forward(int sig, siginfo_t *info, void *ctx)
 	} else if (app_gone) {
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
 			leftover_sig = sig; /* the wait loop passes it on */
-	} else if (child > 0 && (sig != SIGCONT || is_stopped(child) != 0)) {
+	} else if (child > 0 && info->si_pid != child && (sig != SIGCONT || is_stopped(child) != 0)) {
 		kill(child, sig);
 	}
 	errno = err;

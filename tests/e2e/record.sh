@@ -583,6 +583,23 @@ kill -CONT "$rpid"
 wait "$rpid"
 same "SIGTSTP to the recorder: a SIGCONT to it wakes both" "$?:$(cat "$TMP/out")" "0:end"
 kill "$watchdog" 2>/dev/null
+# A signal the program sends to its own process group (which holds the
+# recorder) or to its parent reaches it once, as without the recorder, not
+# again through the recorder. setsid: the group is not this script's.
+cat >"$TMP/selfsig.sh" <<'EOS'
+n=0
+trap 'n=$((n+1))' USR1
+kill -USR1 0
+sleep 0.2
+kill -USR1 $PPID
+sleep 0.2
+echo "USR1 $n"
+EOS
+alone=$(setsid -w sh -c 'trap : USR1; sh "$1"' _ "$TMP/selfsig.sh" 2>&1)
+rm -rf "$TMP/selfsig"
+recorded=$(setsid -w sh -c 'trap : USR1; "$1" record -o "$2" -- sh "$3" 2>/dev/null' _ "$OVNI" "$TMP/selfsig" "$TMP/selfsig.sh" 2>&1)
+same "a program's signal to its group and to its parent: it gets it once, as without the recorder" \
+	"$alone/$recorded" "USR1 1/USR1 1"
 # What the program leaves running when it ends: the recorder says it waits
 # for it, and a SIGTERM sent to the recorder then goes to it.
 dur=2000.$$
