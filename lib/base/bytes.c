@@ -94,6 +94,7 @@ struct mem_src {
 	struct byte_src src;
 	const uint8_t *data;
 	size_t n, pos, chunk;
+	void *owned; /* freed on close */
 };
 
 static ssize_t mem_read(struct byte_src *s, void *buf, size_t n)
@@ -113,6 +114,7 @@ static ssize_t mem_read(struct byte_src *s, void *buf, size_t n)
 
 static void mem_close(struct byte_src *s)
 {
+	free(((struct mem_src *)s)->owned);
 	free(s);
 }
 
@@ -130,4 +132,14 @@ struct byte_src *byte_src_mem(const void *data, size_t n, size_t chunk)
 	m->src.close = mem_close;
 	m->src.size = n;
 	return &m->src;
+}
+
+struct byte_src *byte_src_mem_owned(void *data, size_t n)
+{
+	struct byte_src *src = byte_src_mem(data, n, 0);
+	if (src)
+		((struct mem_src *)src)->owned = data;
+	else
+		free(data);
+	return src;
 }

@@ -24,5 +24,8 @@ struct byte_src *byte_src_file(const char *path);
 /* A byte_src over n bytes in memory (not copied; they must outlive it).
  * chunk > 0 limits every read to chunk bytes (tests of the refill path). */
 struct byte_src *byte_src_mem(const void *data, size_t n, size_t chunk);
+/* The same over n bytes of malloc'd data, which it frees when closed (also
+ * when it cannot be made: NULL after a message). */
+struct byte_src *byte_src_mem_owned(void *data, size_t n);
 
 #endif

@@ -11,44 +11,6 @@
 
 #define MIB (1024.0 * 1024.0)
 
-/* A memory source that frees its bytes when closed. */
-struct owned_src {
-	struct byte_src src;
-	struct byte_src *mem;
-	uint8_t *data;
-};
-
-static ssize_t owned_read(struct byte_src *s, void *buf, size_t n)
-{
-	struct owned_src *o = (struct owned_src *)s;
-	return o->mem->read(o->mem, buf, n);
-}
-
-static void owned_close(struct byte_src *s)
-{
-	struct owned_src *o = (struct owned_src *)s;
-	o->mem->close(o->mem);
-	free(o->data);
-	free(o);
-}
-
-static struct byte_src *owned_src(uint8_t *data, size_t n)
-{
-	struct owned_src *o = calloc(1, sizeof(*o));
-	struct byte_src *mem = o ? byte_src_mem(data, n, 0) : NULL;
-	if (!mem) {
-		msg_err("out of memory");
-		free(o);
-		return NULL;
-	}
-	o->mem = mem;
-	o->data = data;
-	o->src.read = owned_read;
-	o->src.close = owned_close;
-	o->src.size = n;
-	return &o->src;
-}
-
 /* Moves r past the whole normal events in its buffer whose clocks do not
  * go back, without decoding them: the scan reads every event of the trace
  * once more before the emulation. sr_next() then takes the event it
@@ -195,8 +157,5 @@ struct byte_src *presort_src(struct presort *p, struct trace *t, size_t i)
 	if (p->nsorted <= PRESORT_NAMED)
 		msg_info("%s: %" PRIu64 " unordered region%s sorted in memory (the trace is unchanged%s)", name,
 			 st.regions, st.regions == 1 ? "" : "s", advice(p, 0, a, sizeof(a)));
-	struct byte_src *src = owned_src(buf, len);
-	if (!src)
-		free(buf);
-	return src;
+	return byte_src_mem_owned(buf, len);
 }

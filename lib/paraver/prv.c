@@ -307,18 +307,25 @@ static __attribute__((noinline)) int emit_at_new_time(struct chan *c, struct prv
 	return emit_now(c, s);
 }
 
+/* The sink's rule for v: 1 = write it, 0 = nothing to write (a repeat it
+ * skips), -1 = error (a repeat it refuses). */
+static inline int repeat_rule(const struct chan *c, const struct prv_sink *s, struct value v)
+{
+	if (!value_eq(v, s->last) || (s->flags & PRV_EMITDUP))
+		return 1;
+	if (s->flags & PRV_SKIPDUP)
+		return 0;
+	if (!(s->flags & PRV_SKIPDUPNULL))
+		return fail_dup(c, s);
+	return !value_is_null(v);
+}
+
 static int emit(struct chan *c, void *arg)
 {
 	struct prv_sink *s = arg;
-	struct value v = chan_read(c);
-	if (value_eq(v, s->last) && !(s->flags & PRV_EMITDUP)) {
-		if (s->flags & PRV_SKIPDUP)
-			return 0;
-		if (!(s->flags & PRV_SKIPDUPNULL))
-			return fail_dup(c, s);
-		if (value_is_null(v))
-			return 0;
-	}
+	int r = repeat_rule(c, s, chan_read(c));
+	if (r <= 0)
+		return r;
 	if (*s->now != tcache.time)
 		return emit_at_new_time(c, s);
 	return emit_now(c, s);
@@ -342,14 +349,9 @@ static int emit_first(struct chan *c, void *arg)
 static int decide(struct chan *c, struct prv_sink *s, int64_t *w)
 {
 	struct value v = chan_read(c);
-	if (value_eq(v, s->last) && !(s->flags & PRV_EMITDUP)) {
-		if (s->flags & PRV_SKIPDUP)
-			return 0;
-		if (!(s->flags & PRV_SKIPDUPNULL))
-			return fail_dup(c, s);
-		if (value_is_null(v))
-			return 0;
-	}
+	int r = repeat_rule(c, s, v);
+	if (r <= 0)
+		return r;
 	*w = v.i + (v.kind == VALUE_INT64 ? s->add : 0);
 	if (*w == 0 && v.kind == s->zero_kind)
 		return fail_zero(c, s);

@@ -878,13 +878,7 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 	int r = -1;
 	if (!s || !jpath || !jtmp) {
 		msg_err("%s: out of memory", name);
-		free(s);
-		free(jpath);
-		free(jtmp);
-		free(real);
-		if (lock >= 0)
-			close(lock);
-		return -1;
+		goto out;
 	}
 	s->name = name;
 	s->path = real;
@@ -910,6 +904,7 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 			unlink(jtmp);
 	}
 	inplace_free(s);
+out:
 	free(s);
 	free(jpath);
 	free(jtmp);
