@@ -74,6 +74,7 @@ static const char usage[] =
 static pid_t child, self;
 static volatile sig_atomic_t app_gone; /* child reaped: its pid may be another's */
 static volatile sig_atomic_t leftover_sig; /* for what APP left behind */
+#define WAKER_POLL_NS 20000000 /* 20 ms: how soon a stopped recorder follows its program */
 
 /* Whether the recorder passes sig on to the program (when a process sent it
  * to the recorder). Not: those it cannot catch, SIGCHLD (its own wait),
@@ -135,6 +136,47 @@ static int is_stopped(pid_t pid)
 	buf[got] = '\0';
 	char *end = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
 	return end && end[1] == ' ' ? end[2] == 'T' : -1;
+}
+
+/* While the recorder stands stopped for its program, a process of its own
+ * wakes it once the program runs again or is gone (continued through its
+ * own pid, say), so that a recording never stays stopped for nothing. It
+ * ignores every signal (those to the process group are the program's) and
+ * ends with the recorder. -1 when it cannot be made: then only a SIGCONT
+ * to the recorder wakes it, as before. */
+static pid_t spawn_waker(void)
+{
+	pid_t w = fork();
+	if (w != 0)
+		return w;
+	struct sigaction ign;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &ign, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (;;) {
+		nanosleep(&(struct timespec){ 0, WAKER_POLL_NS }, NULL);
+		if (getppid() != self)
+			_exit(0);
+		if (is_stopped(child) != 1 && is_stopped(self) == 1)
+			kill(self, SIGCONT);
+	}
+}
+
+/* Mirrors the program's stop by sig, with a waker standing by. */
+static void stop_with_program(int sig)
+{
+	pid_t w = spawn_waker();
+	stop_self(sig);
+	if (w > 0) {
+		kill(w, SIGKILL);
+		while (waitpid(w, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 }
 
 /* A signal another process sent to the recorder goes to the program. One
@@ -1071,7 +1113,7 @@ static int launch(struct run *r, char **argv)
 			/* the job stops when its program does, as without the
 			 * recorder; unless a SIGCONT woke the program already */
 			if (p == child && is_stopped(child) == 1)
-				stop_self(WSTOPSIG(wst));
+				stop_with_program(WSTOPSIG(wst));
 			continue;
 		}
 		if (p == child) {

@@ -583,6 +583,24 @@ kill -CONT "$rpid"
 wait "$rpid"
 same "SIGTSTP to the recorder: a SIGCONT to it wakes both" "$?:$(cat "$TMP/out")" "0:end"
 kill "$watchdog" 2>/dev/null
+# A program stopped and continued through its own pid: the recorder stops
+# with it and runs again with it (it stayed stopped for ever, and the
+# recording never ended).
+rm -f "$TMP/ready"
+recording "$TMP/contapp" sh -c ': >"$1"; sleep 1; echo end; exit 5' sh "$TMP/ready"
+for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+kill -STOP "$app"
+stopped
+for i in $(seq 100); do [ "$(state "$rpid")" = T ] && break; sleep 0.05; done
+same "SIGSTOP to the program: the program and the recorder stop" "$(state "$app")$(state "$rpid")" TT
+kill -CONT "$app"
+for i in $(seq 100); do [ "$(state "$rpid")" != T ] && break; sleep 0.05; done
+same "SIGCONT to the program alone: the recorder runs again" "$([ "$(state "$rpid")" != T ] && echo running)" running
+( sleep 30; kill -CONT "$rpid" ) >/dev/null 2>&1 &
+waker=$!
+wait "$rpid"
+same "SIGCONT to the program alone: the recording ends with the program's status" "$?:$(cat "$TMP/out")" "5:end"
+kill "$watchdog" "$waker" 2>/dev/null
 # A signal the program sends to its own process group (which holds the
 # recorder) or to its parent reaches it once, as without the recorder, not
 # again through the recorder. setsid: the group is not this script's.
