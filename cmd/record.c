@@ -74,7 +74,8 @@ static const char usage[] =
 static pid_t child, self;
 static volatile sig_atomic_t app_gone; /* child reaped: its pid may be another's */
 static volatile sig_atomic_t leftover_sig; /* for what APP left behind */
-#define WAKER_POLL_NS 20000000 /* 20 ms: how soon a stopped recorder follows its program */
+#define WAKER_POLL_NS 10000000 /* 10 ms, then twice as long each time up to: */
+#define WAKER_POLL_MAX_NS 160000000 /* how late a stopped recorder follows its program */
 
 /* Whether the recorder passes sig on to the program (when a process sent it
  * to the recorder). Not: those it cannot catch, SIGCHLD (its own wait),
@@ -158,8 +159,8 @@ static pid_t spawn_waker(void)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (;;) {
-		nanosleep(&(struct timespec){ 0, WAKER_POLL_NS }, NULL);
+	for (long ns = WAKER_POLL_NS;; ns = ns < WAKER_POLL_MAX_NS ? 2 * ns : ns) {
+		nanosleep(&(struct timespec){ 0, ns }, NULL);
 		if (getppid() != self)
 			_exit(0);
 		if (is_stopped(child) != 1 && is_stopped(self) == 1)
@@ -183,8 +184,9 @@ static void stop_with_program(int sig)
  * from the kernel (si_code > 0: the terminal, which already reached the
  * whole process group; a fault) or from the recorder itself stays here:
  * a fault then takes its default action, and so does a stop of job
- * control (the terminal stops the recorder with the program, as before a
- * write in the background). One from the program is dropped: it went to
+ * control (a read or write in the background), but a terminal's SIGTSTP:
+ * the recorder stops when the program does (the wait loop), and not if
+ * the program catches it and goes on. One from the program is dropped: it went to
  * its own process group (it got it too) or to its parent, never back to
  * itself. SIGCONT only wakes a program that is stopped (a process group's
  * SIGCONT woke it already). */
@@ -195,7 +197,7 @@ static void forward(int sig, siginfo_t *info, void *ctx)
 	if (!info || info->si_code > 0 || info->si_pid == self) {
 		if (synchronous(sig))
 			signal(sig, SIG_DFL);
-		else if (job_stop(sig))
+		else if (job_stop(sig) && !(sig == SIGTSTP && info && info->si_code == SI_KERNEL))
 			stop_self(sig);
 	} else if (app_gone) {
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)

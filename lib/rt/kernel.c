@@ -137,6 +137,7 @@ static int spill_file(struct kswitch *k, const struct rt_thread *t)
 static void *collector_main(void *arg)
 {
 	(void)arg;
+	rt_fds_apart();
 	long ms = 8;
 	for (;;) {
 		struct timespec nap = { ms / 1000, (ms % 1000) * 1000000 };

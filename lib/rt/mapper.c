@@ -209,6 +209,7 @@ static void serve(struct rt_mreq *r)
 static void *mapper_main(void *arg)
 {
 	(void)arg;
+	rt_fds_apart();
 	for (;;) {
 		uint32_t seen = atomic_load(&queue_seq);
 		struct rt_mreq *r = atomic_exchange(&queue, NULL);

@@ -169,6 +169,11 @@ int rt_stat(const char *path, struct stat *st); /* stat(2) itself (glibc.h) */
  * the shim cannot write in). fd >= 0, else path. */
 void rt_fix_mode(int fd, const char *path, mode_t mode);
 int rt_mkpath(const char *path);
+/* Gives the calling helper thread a descriptor table of its own, empty:
+ * the files it opens for a moment never take the number that the program's
+ * next open() is due (a daemon closing all of its own and opening
+ * /dev/null as its stdin, say). Shared as before where the kernel cannot. */
+void rt_fds_apart(void);
 /* Every signal blocked (the old mask in *old), then put back: a handler
  * that leaves by a long jump never lands in the middle of what is between. */
 void rt_signals_off(sigset_t *old);

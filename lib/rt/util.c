@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,49 @@ static void fix_dir_mode(const char *dir)
 int rt_mkpath(const char *path)
 {
 	return file_mkdirs_told(path, 0, fix_dir_mode);
+}
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1u << 1)
+#endif
+#define CLOSE_ALL_MAX 65536 /* descriptors closed one by one without /proc */
+
+/* Closes every descriptor of this thread's table: those /proc lists, else
+ * all below CLOSE_ALL_MAX. */
+static void close_every_fd(void)
+{
+	int dir = open("/proc/thread-self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0) {
+		for (int fd = 0; fd < CLOSE_ALL_MAX; fd++)
+			close(fd);
+		return;
+	}
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+		for (long at = 0; at < n;) {
+			const char *name = buf + at + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
+			unsigned short reclen;
+			memcpy(&reclen, buf + at + 16, 2);
+			int fd = 0;
+			for (const char *c = name; *c >= '0' && *c <= '9'; c++)
+				fd = 10 * fd + (*c - '0');
+			if (name[0] >= '0' && name[0] <= '9' && fd != dir)
+				close(fd);
+			at += reclen;
+		}
+	close(dir);
+}
+
+void rt_fds_apart(void)
+{
+	if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0)
+		return;
+	if (syscall(SYS_unshare, CLONE_FILES) == 0) /* before Linux 5.9: a copy, then emptied */
+		close_every_fd();
 }
 
 /* The system call itself: struct stat is the kernel's on x86_64 (glibc.h). */

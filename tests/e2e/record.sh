@@ -330,9 +330,10 @@ except KeyboardInterrupt:
 	same "python3: its SIGINT handler is installed and Ctrl-C raises KeyboardInterrupt" "$(tr '\n' ' ' <"$TMP/out")" "True KeyboardInterrupt "
 	emu_ok "python3: ovni emu accepts the trace" "$TMP/py"
 	if command -v bash >/dev/null 2>&1; then
-		rm -rf "$TMP/jc"
-		same "job control at a terminal: Ctrl-Z stops the recording, fg resumes it" \
-			"$(timeout 60 python3 "$SRC/jobctl.py" "$OVNI" "$TMP/jc" 2>&1 | tr '\n' ' ')" "stopped resumed status0 "
+		rm -rf "$TMP/jc" "$TMP/jc.catch"
+		jc=$(timeout 60 python3 "$SRC/jobctl.py" "$OVNI" "$TMP/jc" 2>&1 | tr '\n' ' ')
+		same "job control at a terminal: Ctrl-Z stops the recording, fg resumes it" "${jc% caught }" "stopped resumed status0"
+		same "job control at a terminal: Ctrl-Z on a program that catches SIGTSTP stops nothing" "${jc##* status0 }" "caught "
 		emu_ok "job control at a terminal: ovni emu accepts the trace" "$TMP/jc"
 	fi
 else
@@ -946,6 +947,14 @@ if $CC -O1 -pthread -o "$TMP/fds" "$SRC/fds.c"; then
 	"$OVNI" record -o "$TMP/fd-gone" -- "$TMP/fds" loop "$TMP/own-gone" "$TMP/fd-gone" >"$TMP/out" 2>"$TMP/err"
 	same "its stream removed: the program ends as it would" "$?:$(cat "$TMP/out")" "3:fds: fd 3"
 	same "its stream removed: one line says so" "$(grep -c 'stream.obs again (No such file or directory): the events of thread [0-9]* from now on are not recorded' "$TMP/err")" 1
+	# The shim's threads open files by their own descriptor tables, so that
+	# none takes for a moment the number the program's next open() is due:
+	# every task of the program holds the program's descriptors, or none.
+	recording "$TMP/fd-table" sleep 3
+	tables=$(for t in /proc/$app/task/*; do ls "$t/fd" 2>/dev/null | sort -n | tr '\n' ' '; echo; done | sort | uniq -c |
+		awk '{ $1 = ""; print ($0 == "" ? "none" : "program") }' | sort | tr '\n' ' ')
+	same "the shim's threads: a descriptor table of their own, empty" "$tables" "none program "
+	wait "$rpid"
 	rm -rf "$TMP"/fd-* "$TMP"/own-*
 else
 	not_ok "compile fds.c"

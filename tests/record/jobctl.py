@@ -1,8 +1,9 @@
 """Job control through ovni record, as a user at a terminal does it: an
 interactive bash in a pseudo-terminal runs `OVNI record -o DIR -- sh -c
-'sleep 1; echo slept'`, Ctrl-Z stops the job, fg resumes it. Prints one
-word per step that went as it goes without the recorder: stopped,
-resumed, status0."""
+'sleep 1; echo slept'`, Ctrl-Z stops the job, fg resumes it; then
+Ctrl-Z on a program that catches SIGTSTP, which goes on without stopping.
+Prints one word per step that went as it goes without the recorder:
+stopped, resumed, status0, caught."""
 import os
 import pty
 import select
@@ -39,6 +40,16 @@ if "slept" in read_for(10.0, "trace in"):
 os.write(fd, b"echo status$?\n")
 if "status0" in read_for(5.0, "status0"):
     print("status0")
+# A program that catches SIGTSTP and goes on: the job does not stop.
+# (Its words are split so that the terminal's echo of the command holds none.)
+catcher = ("import signal, time; signal.signal(signal.SIGTSTP, lambda *a: print('cau' + 'ght', flush=True)); "
+           "print('rea' + 'dy', flush=True); time.sleep(1); print('do' + 'ne')")
+os.write(fd, f"{ovni} record -o {trace}.catch -- python3 -c \"{catcher}\"\n".encode())
+read_for(10.0, "ready")
+os.write(fd, b"\x1a")
+out = read_for(10.0, "trace in")
+if "caught" in out and "done" in out and "Stopped" not in out:
+    print("caught")
 os.write(fd, b"exit\n")
 read_for(1.0)
 os.waitpid(pid, 0)
