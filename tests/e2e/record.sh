@@ -522,20 +522,32 @@ recording() {
 		sleep 0.05
 	done
 }
+# state PID: its state letter (T: stopped).
+state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
 # stopped: waits until $app has stopped itself, then lets it 30 s before
 # killing it ($watchdog): a program left stopped would hang the test.
 stopped() {
 	for i in $(seq 100); do
-		[ "$(sed 's/.*) //' "/proc/$app/stat" 2>/dev/null | cut -c1)" = T ] && break
+		[ "$(state "$app")" = T ] && break
 		sleep 0.05
 	done
 	( sleep 30; kill -KILL "$app" ) >/dev/null 2>&1 &
 	watchdog=$!
 }
-for sig in ALRM:142 WINCH:9 40:168; do
+# recording_ready DIR SCRIPT: records sh -c SCRIPT, which makes the file
+# $1 once ready, and waits for it.
+recording_ready() {
 	rm -f "$TMP/ready"
-	recording "$TMP/fw2" sh -c 'trap "exit 9" WINCH; : >"$1"; sleep 2; exit 0' sh "$TMP/ready"
+	recording "$1" sh -c "$2" sh "$TMP/ready"
 	for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+}
+# stopped_both: waits until the program, then the recorder, have stopped.
+stopped_both() {
+	stopped
+	for i in $(seq 100); do [ "$(state "$rpid")" = T ] && break; sleep 0.05; done
+}
+for sig in ALRM:142 WINCH:9 40:168; do
+	recording_ready "$TMP/fw2" 'trap "exit 9" WINCH; : >"$1"; sleep 2; exit 0'
 	kill -s "${sig%%:*}" "$rpid"
 	wait "$rpid"
 	same "SIG${sig%%:*} to the recorder: the program gets it (status ${sig#*:})" "$?" "${sig#*:}"
@@ -566,19 +578,13 @@ emu_ok "SIGCONT to the recorder: ovni emu accepts the trace" "$TMP/cont"
 # recorder alone stopped, the program ran on): one that catches it goes
 # on, and so does the recording; one that stops stops the recorder too, as
 # its parent would see the program stop, and a SIGCONT wakes both.
-state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
-rm -f "$TMP/ready"
-recording "$TMP/tstp" sh -c 'trap "echo caught" TSTP; : >"$1"; sleep 1; echo end' sh "$TMP/ready"
-for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+recording_ready "$TMP/tstp" 'trap "echo caught" TSTP; : >"$1"; sleep 1; echo end'
 kill -TSTP "$rpid"
 wait "$rpid"
 same "SIGTSTP to the recorder: a program that catches it gets it and goes on" "$?:$(tr '\n' ' ' <"$TMP/out")" "0:caught end "
-rm -f "$TMP/ready"
-recording "$TMP/tstp" sh -c ': >"$1"; sleep 1; echo end' sh "$TMP/ready"
-for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+recording_ready "$TMP/tstp" ': >"$1"; sleep 1; echo end'
 kill -TSTP "$rpid"
-stopped
-for i in $(seq 100); do [ "$(state "$rpid")" = T ] && break; sleep 0.05; done
+stopped_both
 same "SIGTSTP to the recorder: the program and the recorder stop" "$(state "$app")$(state "$rpid")" TT
 kill -CONT "$rpid"
 wait "$rpid"
@@ -587,12 +593,9 @@ kill "$watchdog" 2>/dev/null
 # A program stopped and continued through its own pid: the recorder stops
 # with it and runs again with it (it stayed stopped for ever, and the
 # recording never ended).
-rm -f "$TMP/ready"
-recording "$TMP/contapp" sh -c ': >"$1"; sleep 1; echo end; exit 5' sh "$TMP/ready"
-for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+recording_ready "$TMP/contapp" ': >"$1"; sleep 1; echo end; exit 5'
 kill -STOP "$app"
-stopped
-for i in $(seq 100); do [ "$(state "$rpid")" = T ] && break; sleep 0.05; done
+stopped_both
 same "SIGSTOP to the program: the program and the recorder stop" "$(state "$app")$(state "$rpid")" TT
 kill -CONT "$app"
 for i in $(seq 100); do [ "$(state "$rpid")" != T ] && break; sleep 0.05; done
