@@ -184,12 +184,13 @@ static void stop_with_program(int sig)
  * from the kernel (si_code > 0: the terminal, which already reached the
  * whole process group; a fault) or from the recorder itself stays here:
  * a fault then takes its default action, and so does a stop of job
- * control (a read or write in the background), but a terminal's SIGTSTP:
- * the recorder stops when the program does (the wait loop), and not if
- * the program catches it and goes on. One from the program is dropped: it went to
- * its own process group (it got it too) or to its parent, never back to
- * itself. SIGCONT only wakes a program that is stopped (a process group's
- * SIGCONT woke it already). */
+ * control (a read or write in the background), but a terminal's SIGTSTP
+ * while the program runs: the recorder stops when the program does (the
+ * wait loop), and not if the program catches it and goes on (once it has
+ * ended, with what it left behind, as before). One from the program is
+ * dropped: it went to its own process group (it got it too) or to its
+ * parent, never back to itself. SIGCONT only wakes a program that is
+ * stopped (a process group's SIGCONT woke it already). */
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
 	(void)ctx;
@@ -197,7 +198,7 @@ static void forward(int sig, siginfo_t *info, void *ctx)
 	if (!info || info->si_code > 0 || info->si_pid == self) {
 		if (synchronous(sig))
 			signal(sig, SIG_DFL);
-		else if (job_stop(sig) && !(sig == SIGTSTP && info && info->si_code == SI_KERNEL))
+		else if (job_stop(sig) && !(sig == SIGTSTP && info && info->si_code == SI_KERNEL && !app_gone))
 			stop_self(sig);
 	} else if (app_gone) {
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)

@@ -330,10 +330,13 @@ except KeyboardInterrupt:
 	same "python3: its SIGINT handler is installed and Ctrl-C raises KeyboardInterrupt" "$(tr '\n' ' ' <"$TMP/out")" "True KeyboardInterrupt "
 	emu_ok "python3: ovni emu accepts the trace" "$TMP/py"
 	if command -v bash >/dev/null 2>&1; then
-		rm -rf "$TMP/jc" "$TMP/jc.catch"
-		jc=$(timeout 60 python3 "$SRC/jobctl.py" "$OVNI" "$TMP/jc" 2>&1 | tr '\n' ' ')
-		same "job control at a terminal: Ctrl-Z stops the recording, fg resumes it" "${jc% caught }" "stopped resumed status0"
-		same "job control at a terminal: Ctrl-Z on a program that catches SIGTSTP stops nothing" "${jc##* status0 }" "caught "
+		rm -rf "$TMP/jc" "$TMP/jc.catch" "$TMP/jc.left"
+		jc=$(timeout 90 python3 "$SRC/jobctl.py" "$OVNI" "$TMP/jc" 2>&1 | tr '\n' ' ')
+		same "job control at a terminal: Ctrl-Z stops the recording, fg resumes it" "${jc%% status0 *} status0" "stopped resumed status0"
+		same "job control at a terminal: Ctrl-Z on a program that catches SIGTSTP stops nothing" \
+			"$(echo "$jc" | grep -o caught)" caught
+		same "job control at a terminal: Ctrl-Z once the program ended stops the recording, fg ends it" \
+			"$(echo "$jc" | grep -o left)" left
 		emu_ok "job control at a terminal: ovni emu accepts the trace" "$TMP/jc"
 	fi
 else

@@ -1,9 +1,10 @@
 """Job control through ovni record, as a user at a terminal does it: an
 interactive bash in a pseudo-terminal runs `OVNI record -o DIR -- sh -c
 'sleep 1; echo slept'`, Ctrl-Z stops the job, fg resumes it; then
-Ctrl-Z on a program that catches SIGTSTP, which goes on without stopping.
-Prints one word per step that went as it goes without the recorder:
-stopped, resumed, status0, caught."""
+Ctrl-Z on a program that catches SIGTSTP, which goes on without stopping;
+and Ctrl-Z once the program ended and left a process running. Prints one
+word per step that went as it goes without the recorder: stopped,
+resumed, status0, caught, left."""
 import os
 import pty
 import select
@@ -50,6 +51,15 @@ os.write(fd, b"\x1a")
 out = read_for(10.0, "trace in")
 if "caught" in out and "done" in out and "Stopped" not in out:
     print("caught")
+# Ctrl-Z once the program has ended, while what it left behind runs: the
+# job stops, and fg ends it.
+os.write(fd, f"{ovni} record -o {trace}.left -- sh -c 'sleep 2 & exit 0'\n".encode())
+read_for(10.0, "left behind")
+os.write(fd, b"\x1a")
+if "Stopped" in read_for(5.0, "Stopped"):
+    os.write(fd, b"fg\n")
+    if "trace in" in read_for(10.0, "trace in"):
+        print("left")
 os.write(fd, b"exit\n")
 read_for(1.0)
 os.waitpid(pid, 0)
