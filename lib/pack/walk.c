@@ -96,7 +96,11 @@ int pack_walk(const char *dir, const struct stat *self, struct pack_entry **e, s
 {
 	struct walk w = { .self = self };
 	struct stat st;
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if (stat(dir, &st) != 0) {
+		msg_err("cannot open trace %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
 		msg_err("%s: not a trace directory", dir);
 		return -1;
 	}

@@ -165,6 +165,8 @@ mkfifo "$TMP/fifo" && {
 	check_fails "dump does not hang on a FIFO" 'fifo: not a trace directory' timeout 10 "$OVNI" dump "$TMP/fifo"
 }
 check_fails "a directory is not an archive" 'not a regular file|cannot open' "$OVNI" unpack -C "$TMP/x" "$TMP/evil"
+check_fails "pack of a missing directory says why, as the readers do" \
+	"cannot open trace $TMP/missing: No such file or directory" "$OVNI" pack -o "$TMP/missing.ovnipack" "$TMP/missing"
 check_fails "unpack without .ovnipack suffix needs -C" 'say where to extract with -C DIR' "$OVNI" unpack "$TMP/trunc"
 
 # --tar: standard tools extract it.
