@@ -135,10 +135,8 @@ static int tar_file(struct tar *t, struct pack_input *in, const struct pack_entr
 static int tar_entry(struct tar *t, const char *dir, struct pack_entry *e, uint8_t *buf, size_t cap)
 {
 	struct pack_input in = { .fd = -1 };
-	uint64_t listed = e->size;
-	if (e->type == PACK_FILE && pack_input_open(&in, dir, e, t->o) < 0)
+	if (e->type == PACK_FILE && pack_input_open(&in, dir, e, t->o, &t->total) < 0)
 		return -1;
-	t->total = t->total - listed + e->size; /* a staged tail changes it */
 	uint8_t h[TAR_BLOCK];
 	int rc = -1;
 	if (header(h, e) < 0)

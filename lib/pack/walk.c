@@ -119,7 +119,8 @@ void pack_entries_free(struct pack_entry *e, size_t n)
 	free(e);
 }
 
-int pack_input_open(struct pack_input *in, const char *dir, struct pack_entry *e, const struct pack_write_opts *o)
+int pack_input_open(struct pack_input *in, const char *dir, struct pack_entry *e, const struct pack_write_opts *o,
+		    uint64_t *total)
 {
 	memset(in, 0, sizeof(*in));
 	in->fd = -1;
@@ -138,10 +139,12 @@ int pack_input_open(struct pack_input *in, const char *dir, struct pack_entry *e
 		pack_input_close(in);
 		return -1;
 	}
-	if (r == 0)
+	if (r == 0) {
 		in->from = UINT64_MAX;
-	else
+	} else {
+		*total = *total - e->size + in->from + in->ntail;
 		e->size = in->from + in->ntail;
+	}
 	return 0;
 }
 

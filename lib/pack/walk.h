@@ -37,9 +37,11 @@ struct pack_input {
 	size_t ntail;
 };
 /* Opens file entry e of dir (not following a link) under a shared lock
- * (base/lock.h); with a tail, e->size becomes the member's size. 0, or -1
- * after a message. */
-int pack_input_open(struct pack_input *in, const char *dir, struct pack_entry *e, const struct pack_write_opts *o);
+ * (base/lock.h); with a tail, e->size becomes the member's size, and
+ * *total (the bytes of every member, for the progress) follows it. 0, or
+ * -1 after a message. */
+int pack_input_open(struct pack_input *in, const char *dir, struct pack_entry *e, const struct pack_write_opts *o,
+		    uint64_t *total);
 /* Up to n bytes: how many, 0 at the end, -1 after a message naming the
  * file and offset. */
 ssize_t pack_input_read(struct pack_input *in, void *buf, size_t n);

@@ -539,12 +539,10 @@ static int pack_files(struct writer *w, const char *dir)
 		struct pack_entry *e = &w->e[w->order[k]];
 		if (e->type != PACK_FILE)
 			continue;
-		uint64_t listed = e->size;
-		if (pack_input_open(&f.in, dir, e, w->o) < 0) {
+		if (pack_input_open(&f.in, dir, e, w->o, &w->total) < 0) {
 			rc = -1;
 			break;
 		}
-		w->total = w->total - listed + e->size; /* a staged tail changes it */
 		f.fill = 0;
 		f.eof = 0;
 		f.off = 0;
