@@ -64,7 +64,8 @@ int kswitch_open(struct kswitch *k, unsigned ring_pages)
 		k->mmap_failed = 1;
 		return -err;
 	}
-	madvise(map, size, MADV_DONTFORK); /* a forked child does not hold it */
+	/* No MADV_DONTFORK: the kernel never copies a perf ring into a forked
+	 * child (VM_DONTCOPY), and each madvise write-locks the address space. */
 	/* The mapping keeps the event alive: no descriptor held for the whole
 	 * run, none for the program to close or reuse under us. */
 	close((int)fd);
@@ -91,13 +92,24 @@ static int spill_is_shared(const struct kswitch *k)
 	return k->shared && k->spill == (uint64_t *)(k->shared + 1);
 }
 
+/* The spill is an anonymous mapping of its own (to unmap when left). */
+static int spill_is_mapped(const struct kswitch *k)
+{
+	return k->spill && k->spill != k->first && !spill_is_shared(k);
+}
+
 /* Room for n more spill entries: a bigger mapping, copied (no malloc: the
  * collector may run while the program forks). 0, or -1 if out of memory. */
 static int spill_room(struct kswitch *k, size_t n)
 {
 	if (k->nspill + n <= k->spill_cap)
 		return 0;
-	size_t cap = k->spill_cap ? k->spill_cap * 2 : 8192;
+	if (!k->spill && n <= KSWITCH_FIRST_SPILL) {
+		k->spill = k->first;
+		k->spill_cap = KSWITCH_FIRST_SPILL;
+		return 0;
+	}
+	size_t cap = k->spill_cap > KSWITCH_FIRST_SPILL ? k->spill_cap * 2 : 8192;
 	while (cap < k->nspill + n)
 		cap *= 2;
 	uint64_t *p = mmap(NULL, cap * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -108,7 +120,7 @@ static int spill_room(struct kswitch *k, size_t n)
 		memcpy(p, k->spill, k->nspill * 8);
 	if (spill_is_shared(k))
 		__atomic_store_n(&k->shared->count, 0, __ATOMIC_RELEASE); /* held here only now */
-	else if (k->spill)
+	else if (spill_is_mapped(k))
 		munmap(k->spill, k->spill_cap * 8);
 	k->spill = p;
 	k->spill_cap = cap;
@@ -121,7 +133,7 @@ static void spill_back(struct kswitch *k)
 	if (!k->shared)
 		return;
 	if (!spill_is_shared(k)) {
-		if (k->spill)
+		if (spill_is_mapped(k))
 			munmap(k->spill, k->spill_cap * 8);
 		k->spill = (uint64_t *)(k->shared + 1);
 		k->spill_cap = (k->shared_size - sizeof(*k->shared)) / 8;
@@ -139,10 +151,10 @@ void kswitch_spill_in(struct kswitch *k, void *mem, size_t size)
 	struct kspill_head *h = mem;
 	if (!spill_is_shared(k)) { /* else mem maps the same file: the entries are there */
 		memcpy(h->magic, KSPILL_MAGIC, sizeof(h->magic));
-		if (k->spill) {
+		if (k->spill)
 			memcpy(h + 1, k->spill, k->nspill * 8);
+		if (spill_is_mapped(k))
 			munmap(k->spill, k->spill_cap * 8);
-		}
 	}
 	if (k->shared)
 		munmap(k->shared, k->shared_size);
@@ -282,7 +294,7 @@ void kswitch_close(struct kswitch *k)
 		return;
 	munmap(k->map, k->map_size);
 	k->map = k->ring = NULL;
-	if (k->spill && !spill_is_shared(k))
+	if (spill_is_mapped(k))
 		munmap(k->spill, k->spill_cap * 8);
 	if (k->shared)
 		munmap(k->shared, k->shared_size);

@@ -22,6 +22,7 @@
 #include "trace/kspill.h"
 
 #define KSWITCH_RING_PAGES 64 /* data pages: 256 KiB, 8192 switches between collections */
+#define KSWITCH_FIRST_SPILL 256 /* entries kept inside struct kswitch before a mapping is made */
 
 struct kswitch {
 	uint8_t *map; /* control page, then the ring; NULL when not recording */
@@ -44,6 +45,10 @@ struct kswitch {
 	 * killed thread's switches survive it; else spill is anonymous. */
 	struct kspill_head *shared;
 	size_t shared_size;
+	/* The spill's first home: a thread that switches little between
+	 * drains never maps one (each mapping is a write lock on the
+	 * process's address space, which its other threads then wait for). */
+	uint64_t first[KSWITCH_FIRST_SPILL];
 	/* A collection found the ring (nearly) full: records may have been
 	 * dropped, which the kernel reports only with its next record. */
 	int was_full;
@@ -103,8 +108,9 @@ size_t kswitch_pending(const struct kswitch *k);
 /* Stops recording (drain first to keep the last switches); frees the spill. */
 void kswitch_close(struct kswitch *k);
 /* In a forked child: drops the copy of the parent thread's recorder. Its
- * ring and spill are not mapped in the child (MADV_DONTFORK): whatever the
- * child mapped since at those addresses is left alone. */
+ * ring and spill are not mapped in the child (the kernel never copies a
+ * perf ring; the spill has MADV_DONTFORK): whatever the child mapped since
+ * at those addresses is left alone. */
 void kswitch_forget(struct kswitch *k);
 
 /* A one-line reason, for the user, why err (from kswitch_open on k) means

@@ -173,7 +173,7 @@ void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size)
 	return p;
 }
 
-int rt_write_out(const struct rt_file *f, const void *src, size_t size, uint64_t off)
+static int write_out(const struct rt_file *f, const void *src, size_t size, uint64_t off, int last)
 {
 	struct stat st;
 	int fd = rt_file_open(f, &st);
@@ -183,8 +183,20 @@ int rt_write_out(const struct rt_file *f, const void *src, size_t size, uint64_t
 	/* the part that fitted would leave no room for the final metadata */
 	if (err == ENOSPC || err == EDQUOT || err == EFBIG)
 		(void)!ftruncate(fd, (off_t)off);
+	else if (!err && last && (uint64_t)st.st_size > off + size && ftruncate(fd, (off_t)(off + size)) != 0)
+		err = errno;
 	close(fd);
 	return err;
+}
+
+int rt_write_out(const struct rt_file *f, const void *src, size_t size, uint64_t off)
+{
+	return write_out(f, src, size, off, 0);
+}
+
+int rt_write_last(const struct rt_file *f, const void *src, size_t size, uint64_t off)
+{
+	return write_out(f, src, size, off, 1);
 }
 
 static void serve(struct rt_mreq *r)

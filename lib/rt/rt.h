@@ -271,8 +271,9 @@ int rt_stage_open(struct rt_thread *t, int fd, uint64_t used);
  * memory for the next slot (the stream is left as it was). */
 int rt_stage_switch(struct rt_thread *t, uint64_t used, size_t need);
 #define RT_STAGE_FULL (-1)
-/* Writes what the ring still holds (the stream's bytes up to used) and
- * removes the staging file: 0, or an errno. System calls only. */
+/* Writes what the ring still holds (the stream's bytes up to used, where the
+ * file then ends) and removes the staging file: 0, or an errno. System
+ * calls only. */
 int rt_stage_close(struct rt_thread *t, uint64_t used);
 
 void rt_move_files(struct rt_thread *t); /* async-signal-safe */
@@ -290,6 +291,8 @@ void *rt_map_fd(int fd, uint64_t have, uint64_t off, size_t size);
 /* size bytes at src into f at off (cut back to off when they do not fit):
  * 0, or an errno. System calls only. */
 int rt_write_out(const struct rt_file *f, const void *src, size_t size, uint64_t off);
+/* rt_write_out of the stream's last bytes: the file then ends at off + size. */
+int rt_write_last(const struct rt_file *f, const void *src, size_t size, uint64_t off);
 void *rt_map_pages(const struct rt_file *f, uint64_t off, size_t size);
 /* t's request made, at the thread's start (the requests come at window
  * switches, maybe in a signal handler); the mapper started now when no

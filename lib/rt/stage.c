@@ -192,8 +192,8 @@ int rt_stage_switch(struct rt_thread *t, uint64_t used, size_t need)
 int rt_stage_close(struct rt_thread *t, uint64_t used)
 {
 	int err = rt_mapper_flushed(t);
-	if (!err && used > t->win_off)
-		err = rt_write_out(&t->where->obs, t->win, (size_t)(used - t->win_off), t->win_off);
+	if (!err)
+		err = rt_write_last(&t->where->obs, t->win, (size_t)(used - t->win_off), t->win_off);
 	detach(t, used, err);
 	return err;
 }

@@ -253,9 +253,10 @@ void rt_stream_close(struct rt_thread *t)
 	 * emits (it exits): that emit never goes on, so its place is taken. */
 	rt_stream_hold(t);
 	uint64_t used = rt_stream_used(t);
-	int err = 0;
+	int err = 0, cut = 0;
 	if (t->stage) {
 		err = rt_stage_close(t, used);
+		cut = !err; /* its last write ended the file at used */
 	} else {
 		unmap(t);
 		rt_mapper_quiesce(t);
@@ -266,7 +267,7 @@ void rt_stream_close(struct rt_thread *t)
 		lose_for(t, err);
 	}
 	rt_signals_on(&caller);
-	if (t->lost)
+	if (t->lost || cut)
 		return;
 	struct stat st;
 	int fd = rt_file_open(&t->where->obs, &st);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rt/kswitch.h"
@@ -162,6 +163,33 @@ static void *overflow(void *arg)
 	kswitch_drain(&k, emit, &again);
 	r->lost = k.lost;
 	kswitch_close(&k);
+	return NULL;
+}
+
+/* A few switches stay in the recorder's own first spill (no mapping); a
+ * backlog beyond it moves to a mapping with the entries it had. */
+static void *first_spill(void *arg)
+{
+	struct run *r = arg;
+	struct kswitch k;
+	if ((r->rc = kswitch_open(&k, 0)) != 0)
+		return NULL;
+	for (int i = 0; i < 3; i++)
+		sleep_ns(MS);
+	kswitch_collect(&k);
+	CHECK(k.spill == k.first && k.nspill >= 2 && k.nspill <= KSWITCH_FIRST_SPILL,
+	      "a few switches are kept without a mapping (%zu)", k.nspill);
+	uint64_t first = k.spill[0];
+	for (int i = 0; i < KSWITCH_FIRST_SPILL; i++) {
+		sleep_ns(50000);
+		kswitch_collect(&k);
+	}
+	CHECK(k.spill != k.first && k.spill_cap > KSWITCH_FIRST_SPILL && k.nspill > KSWITCH_FIRST_SPILL &&
+		      k.spill[0] == first,
+	      "a backlog of %zu switches moves to a mapping, the first entries kept", k.nspill);
+	r->ndrained = kswitch_drain(&k, emit, r);
+	kswitch_close(&k);
+	CHECK(!k.spill, "close frees it");
 	return NULL;
 }
 
@@ -392,6 +420,23 @@ static void *regrown_spill(void *arg)
 	return NULL;
 }
 
+/* Whether a forked child has a mapping starting at p (/proc/self/maps). */
+static int mapped_in_child(const void *p)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		char want[32], line[512];
+		snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
+		FILE *f = fopen("/proc/self/maps", "r");
+		int found = 0;
+		while (f && fgets(line, sizeof(line), f))
+			found |= strncmp(line, want, strlen(want)) == 0;
+		_exit(found);
+	}
+	int st = 0;
+	return pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+}
+
 int main(void)
 {
 	char why[256];
@@ -405,6 +450,7 @@ int main(void)
 	}
 	CHECK(k.map && k.ring_size == (uint64_t)KSWITCH_RING_PAGES * (uint64_t)sysconf(_SC_PAGESIZE), "open maps a ring of %d pages", KSWITCH_RING_PAGES);
 	CHECK_INT(count_fds(), fds, "no descriptor stays open (the mapping holds the event)");
+	CHECK(!mapped_in_child(k.map), "a forked child does not hold the ring");
 	static struct run quiet = { .what = "a drain right after another" };
 	kswitch_drain(&k, emit, &quiet);
 	quiet.nev = 0;
@@ -448,6 +494,11 @@ int main(void)
 	CHECK(run_thread(shared_spill, &shared_run) == 0 && shared_run.rc == 0, "%s", shared_run.what);
 	static struct run regrown_run = { .what = "a spill mapped again, bigger" };
 	CHECK(run_thread(regrown_spill, &regrown_run) == 0 && regrown_run.rc == 0, "%s", regrown_run.what);
+
+	static struct run first_run = { .what = "a spill that outgrows its first home" };
+	CHECK(run_thread(first_spill, &first_run) == 0 && first_run.rc == 0, "%s", first_run.what);
+	CHECK(pairs(&first_run) > KSWITCH_FIRST_SPILL / 2, "%s drains OU[, alternating KCO/KCI, OU] (%zu switches)",
+	      first_run.what, first_run.ndrained);
 
 	CHECK(run_thread(overflow, &over_run) == 0 && over_run.rc == 0, "a one-page ring records");
 	CHECK(over_run.lost > 0, "400 sleeps overflow a one-page ring (%llu records lost)", (unsigned long long)over_run.lost);
