@@ -29,8 +29,8 @@
 #include "rt/kswitch.h"
 #include "trace/kspill.h"
 
-/* kswitch.spill at first: 8190 switches; it doubles as needed. */
-#define SPILL_FILE_SIZE (64u << 10)
+/* kswitch.spill at first: 1022 switches; it doubles as needed. */
+#define SPILL_FILE_SIZE (8u << 10)
 
 static __thread struct kswitch ks __attribute__((tls_model("initial-exec")));
 
