@@ -1,5 +1,6 @@
 /* ovni: one binary, many tools. Dispatches `ovni SUBCOMMAND` and the old tool
  * names (ovnidump, ovniemu, ...) reached through symlinks. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -84,6 +85,16 @@ int cmd_output_close(struct out *o, const char *path, int rc)
 	if (rc != 0 && path)
 		file_remove_partial(path);
 	return rc;
+}
+
+long cmd_number(const char *s, const char *what, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < lo || v > hi)
+		die("%s must be a number from %ld to %ld, not '%s'", what, lo, hi, s);
+	return v;
 }
 
 const char *cmd_tracedir(const struct command *c, int argc, char **argv)

@@ -22,6 +22,10 @@ int cmd_help_only(const struct command *c, int argc, char **argv);
  * exit status 1. */
 int cmd_try_help(const struct command *c);
 
+/* The number s given to an option, from lo to hi; else says so (naming the
+ * option by what) and exits with status 1. */
+long cmd_number(const char *s, const char *what, long lo, long hi);
+
 /* The one TRACEDIR operand left at optind, or NULL once it has said on
  * stderr that it is missing or not alone. */
 const char *cmd_tracedir(const struct command *c, int argc, char **argv);

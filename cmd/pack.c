@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "base/jobs.h"
 #include "base/bar.h"
 #include "base/file.h"
 #include "base/msg.h"
@@ -87,15 +88,6 @@ static int verify(const char *path)
 	return rc;
 }
 
-static long number(const char *s, const char *what, long lo, long hi)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < lo || v > hi)
-		die("%s must be a number from %ld to %ld, not '%s'", what, lo, hi, s);
-	return v;
-}
-
 /* DIR.ovnipack (or .tar.zst) beside DIR. A DIR of "." or ".." is named
  * by the directory it leads to: not "..ovnipack" inside the trace. */
 static char *default_output(const char *dir, const char *ext)
@@ -154,8 +146,8 @@ static int run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:l:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
-		case 'l': o.level = (int)number(optarg, "the level (-l)", 1, 22); break;
-		case 'T': o.threads = (int)number(optarg, "the thread count (-T)", 0, 1024); break;
+		case 'l': o.level = (int)cmd_number(optarg, "the level (-l)", 1, 22); break;
+		case 'T': o.threads = (int)cmd_number(optarg, "the thread count (-T)", 0, 1024); break;
 		case OPT_TAR: o.tar = 1; break;
 		case OPT_LIST:
 		case OPT_VERIFY:
@@ -175,10 +167,8 @@ static int run(int argc, char **argv)
 		return list(argv[optind]);
 	if (mode == OPT_VERIFY)
 		return verify(argv[optind]);
-	if (o.threads == 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		o.threads = n > 0 ? (int)n : 1;
-	}
+	if (o.threads == 0)
+		o.threads = (int)jobs_cpus();
 	char *dir = strdup(argv[optind]), *def = NULL;
 	if (!dir)
 		die("out of memory");

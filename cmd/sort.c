@@ -10,12 +10,13 @@
 
 #include "cmd/cmd.h"
 #include "base/fmt.h"
+#include "base/jobs.h"
 #include "base/msg.h"
 #include "sort/sort.h"
 #include "trace/trace.h"
 
 static const char usage[] =
-	"Usage: ovni sort [-c] [-n N] TRACEDIR\n"
+	"Usage: ovni sort [-c] [-n N] [-j N] TRACEDIR\n"
 	"Sorts the unordered regions (OU[ ... OU]) of every stream of a trace in\n"
 	"place, as the reference's ovnisort does: a region's events, and the\n"
 	"events before it that are newer than its oldest one, are put in clock\n"
@@ -32,6 +33,10 @@ static const char usage[] =
 	"  -n N        look back at most N events from a region's end and fail\n"
 	"              as ovnisort -n N does when that is not enough (default:\n"
 	"              no limit)\n"
+	"  -j, --jobs N\n"
+	"              sort N streams at a time, in N processes (default 0:\n"
+	"              one per CPU); on an error no other stream starts, those\n"
+	"              begun finish\n"
 	"  -h, --help  show this help\n";
 
 /* OVNI_SORT_TEST_KILL=journal-created|journaled|writing|written: die there (crash tests). */
@@ -98,11 +103,31 @@ static void report(const struct trace_stream *s, const struct sort_stats *st)
 			 s->obs_name, st->open_off);
 }
 
-static int sort_all(struct trace *t, uint64_t lookback)
+struct sort_job {
+	struct trace *t;
+	struct sort_opts o; /* .name set per stream */
+	struct sort_stats *st; /* per stream */
+	unsigned char *done; /* per stream: sorted */
+};
+
+static int sort_one(void *ctx, size_t i)
+{
+	struct sort_job *j = ctx;
+	struct sort_opts o = j->o;
+	o.name = j->t->streams[i].obs_name;
+	char *path = obs_path(&j->t->streams[i]);
+	int r = sort_file(path, &o, &j->st[i]);
+	free(path);
+	if (r < 0)
+		return -1;
+	j->done[i] = 1;
+	return 0;
+}
+
+static int sort_all(struct trace *t, uint64_t lookback, unsigned jobs)
 {
 	if (!writable(t))
 		return 1;
-	struct sort_opts o = { .lookback = lookback, .hook = test_hook };
 	uint64_t regions = 0, end;
 	size_t rewritten = 0;
 	for (size_t i = 0; i < t->n; i++) { /* before any stream is written */
@@ -119,18 +144,24 @@ static int sort_all(struct trace *t, uint64_t lookback)
 			return 1;
 		}
 	}
-	for (size_t i = 0; i < t->n; i++) {
-		char *path = obs_path(&t->streams[i]);
-		struct sort_stats st;
-		o.name = t->streams[i].obs_name;
-		int r = sort_file(path, &o, &st);
-		free(path);
-		if (r < 0)
-			return 1;
-		report(&t->streams[i], &st);
-		regions += st.regions;
-		rewritten += st.changed;
+	struct sort_job j = { .t = t, .o = { .lookback = lookback, .hook = test_hook } };
+	size_t st_size = t->n * sizeof(*j.st), done_size = t->n;
+	j.st = jobs_shared(st_size);
+	j.done = jobs_shared(done_size);
+	if (!j.st || !j.done)
+		die("out of memory");
+	int r = jobs_run(t->n, jobs, sort_one, &j);
+	for (size_t i = 0; i < t->n; i++) { /* in path order, whatever the jobs' */
+		if (!j.done[i])
+			continue;
+		report(&t->streams[i], &j.st[i]);
+		regions += j.st[i].regions;
+		rewritten += j.st[i].changed;
 	}
+	jobs_shared_free(j.st, st_size);
+	jobs_shared_free(j.done, done_size);
+	if (r < 0)
+		return 1;
 	msg_info("%" PRIu64 " regions in %zu streams; %zu streams sorted in place", regions, t->n, rewritten);
 	return 0;
 }
@@ -150,13 +181,18 @@ static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int check = 0, c;
 	uint64_t lookback = 0;
+	unsigned jobs = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "cn:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "cn:j:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'j':
+			jobs = (unsigned)cmd_number(optarg, "the number of jobs (-j)", 0, 1024);
+			break;
 		case 'c':
 			check = 1;
 			break;
@@ -187,7 +223,7 @@ static int run(int argc, char **argv)
 		msg_err("%s: a packed trace cannot be sorted in place; unpack it first", argv[optind]);
 		rc = check ? 2 : 1;
 	} else {
-		rc = check ? check_all(&t) : sort_all(&t, lookback);
+		rc = check ? check_all(&t) : sort_all(&t, lookback, jobs);
 	}
 	trace_close(&t);
 	fflush(stdout);

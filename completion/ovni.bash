@@ -10,7 +10,7 @@ _ovni_opts() {
 	report) echo "-o --by --model --from --to --csv --json" ;;
 	export) echo "--chrome -o --from --to" ;;
 	sync) echo "-o --output -n --samples -d --drift -w --wait -v --verbose --rank --size --bind --timeout --hostname" ;;
-	sort) echo "-c -n" ;;
+	sort) echo "-c -n -j --jobs" ;;
 	pack) echo "-o --output -l --level -T --threads --tar --list --verify" ;;
 	unpack) echo "-C --directory -f --force" ;;
 	record) echo "-o --force --tmpdir --events --loom --app-id --kernel --no-kernel" ;;
@@ -66,7 +66,7 @@ _ovni() {
 		--model) COMPREPLY=($(compgen -W "ovni kernel nanos6 nosv nodes tampi mpi openmp" -- "$cur")); return ;;
 		esac
 	fi
-	if [ "$cmd" = sort ] && [ "$prev" = -n ]; then
+	if [ "$cmd" = sort ] && { [ "$prev" = -n ] || [ "$prev" = -j ] || [ "$prev" = --jobs ]; }; then
 		return
 	fi
 	if [ "$cmd" = events ] && [[ $cur != -* ]]; then

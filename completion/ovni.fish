@@ -77,8 +77,10 @@ complete -c ovni -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show hel
 complete -c ovni -f -n __ovni_no_subcommand -a sort -d 'sort the unordered regions of a trace\'s streams in place'
 complete -c ovni -n '__fish_seen_subcommand_from sort' -s c -d 'only check that every stream is sorted'
 complete -c ovni -n '__fish_seen_subcommand_from sort' -x -s n -d 'look back at most N events from a region\'s end'
+complete -c ovni -n '__fish_seen_subcommand_from sort' -x -s j -l jobs -d 'sort N streams at a time'
 complete -c ovnisort -s c -d 'only check that every stream is sorted'
 complete -c ovnisort -x -s n -d 'look back at most N events from a region\'s end'
+complete -c ovnisort -x -s j -l jobs -d 'sort N streams at a time'
 complete -c ovnisort -s h -l help -d 'show the help'
 
 # events

@@ -186,8 +186,8 @@ check_same "the streams before the damaged one are sorted" "$TMP/u/$t1" "$TMP/s/
 check_same "the damaged stream is untouched" "$TMP/u/$t2" "$TMP/t2"
 rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
 truncate -s -3 "$TMP/u/$t1"
-check_fails "a damaged first stream stops the sort" "thread\.1/stream\.obs: offset" $OVNI sort "$TMP/u"
-check_same "the streams after the damaged one are untouched" "$TMP/u/$t2" "$TMP/u0/$t2"
+check_fails "a damaged first stream stops the sort (-j 1)" "thread\.1/stream\.obs: offset" $OVNI sort -j 1 "$TMP/u"
+check_same "-j 1: the streams after the damaged one are untouched" "$TMP/u/$t2" "$TMP/u0/$t2"
 rm -rf "$TMP/u" && cp -r "$TMP/s" "$TMP/u"
 truncate -s -3 "$TMP/u/$t1"
 check_fails "-c on a sorted but cut stream: exit 2 with the offset" "thread\.1/stream\.obs: offset" \
@@ -211,6 +211,31 @@ ro $OVNI sort -c "$TMP/u" >/dev/null 2>&1
 rc=$?
 [ $rc -eq 1 ] && ok "-c checks a read-only trace (exit 1: unsorted)" || not_ok "-c checks a read-only trace (rc $rc)"
 chmod -R u+w "$TMP/u"
+
+# --- Several streams at a time (-j): the same bytes as one after the other. ---
+rm -rf "$TMP/u0" "$TMP/s" "$TMP/u" "$TMP/u1"
+$GEN -n 60000 -r 1000 -k 4 -b 3 -t 6 "$TMP/u0" && $GEN -S -n 60000 -r 1000 -k 4 -b 3 -t 6 "$TMP/s"
+for j in 1 3 0; do
+	rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
+	check "-j $j: 6 streams sorted" $OVNI sort -j $j "$TMP/u"
+	same_streams "-j $j: every stream byte-identical to the events in clock order" "$TMP/u" "$TMP/s"
+	same "-j $j: the summary line" "$(tail -n 1 "$TMP/.out")" "ovni sort: 354 regions in 6 streams; 6 streams sorted in place"
+done
+# A damaged stream among them: it fails, named; every other stream is
+# sorted whole or left as it was, and sorting again after a repair ends it.
+rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
+t3=loom.node0/proc.1/thread.3/stream.obs
+truncate -s -3 "$TMP/u/$t3"
+check_fails "-j 3: a damaged stream fails, naming it" "thread\.3/stream\.obs: offset" $OVNI sort -j 3 "$TMP/u"
+bad=
+for f in $(cd "$TMP/u0" && find . -name stream.obs | sort); do
+	case $f in */thread.3/*) continue ;; esac
+	cmp -s "$TMP/u/$f" "$TMP/s/$f" || cmp -s "$TMP/u/$f" "$TMP/u0/$f" || bad="$bad $f"
+done
+same "-j 3 and a damaged stream: the others sorted whole or untouched" "$bad" ""
+same "-j 3 and a damaged stream: no journal left" "$(find "$TMP/u" -name '*journal*' | wc -l | tr -d ' ')" 0
+check_fails "-j wants a number" "the number of jobs \(-j\) must be a number from 0 to 1024, not 'x'" $OVNI sort -j x "$TMP/u"
+rm -rf "$TMP/u0" "$TMP/s" "$TMP/u"
 
 # --- Arguments. ---
 # Two sorts of one trace at once: the second waits for the first (a lock
