@@ -18,9 +18,12 @@ struct jobs {
 	atomic_int failed;
 };
 
-static void take_jobs(struct jobs *j, size_t n, jobs_fn fn, void *ctx)
+/* parent: in a child, the caller's pid; 0 in the caller. */
+static void take_jobs(struct jobs *j, size_t n, jobs_fn fn, void *ctx, pid_t parent)
 {
 	while (!atomic_load(&j->failed)) {
+		if (parent && getppid() != parent)
+			break; /* the caller was killed: no new job (the one running has finished) */
 		size_t i = atomic_fetch_add(&j->next, 1);
 		if (i >= n)
 			break;
@@ -75,20 +78,20 @@ int jobs_run(size_t n, unsigned procs, jobs_fn fn, void *ctx)
 		struct jobs own;
 		atomic_init(&own.next, 0);
 		atomic_init(&own.failed, 0);
-		take_jobs(&own, n, fn, ctx);
+		take_jobs(&own, n, fn, ctx, 0);
 		return atomic_load(&own.failed) ? -1 : 0;
 	}
 	atomic_init(&j->next, 0);
 	atomic_init(&j->failed, 0);
 	fflush(NULL); /* a child would write the caller's buffered output again */
-	pid_t kids[64];
+	pid_t kids[64], self = getpid();
 	unsigned nkids = 0;
 	if (procs - 1 > sizeof(kids) / sizeof(kids[0]))
 		procs = sizeof(kids) / sizeof(kids[0]) + 1;
 	while (nkids < procs - 1) {
 		pid_t pid = fork();
 		if (pid == 0) {
-			take_jobs(j, n, fn, ctx);
+			take_jobs(j, n, fn, ctx, self);
 			fflush(NULL);
 			_exit(atomic_load(&j->failed) ? 1 : 0);
 		}
@@ -96,7 +99,7 @@ int jobs_run(size_t n, unsigned procs, jobs_fn fn, void *ctx)
 			break; /* fewer processes: the jobs only take longer */
 		kids[nkids++] = pid;
 	}
-	take_jobs(j, n, fn, ctx);
+	take_jobs(j, n, fn, ctx, 0);
 	int rc = atomic_load(&j->failed) ? -1 : 0;
 	for (unsigned k = 0; k < nkids; k++)
 		if (reap(kids[k]) != 0)

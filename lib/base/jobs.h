@@ -14,8 +14,8 @@ typedef int (*jobs_fn)(void *ctx, size_t i);
  * CPU), each job once, started in index order. What a job leaves for the
  * caller must be in memory from jobs_shared(). Once a job fails no other
  * starts; those running finish. 0 when all succeeded, else -1 (a child
- * that dies, or cannot be made when no process runs the jobs, is said in
- * one line and counts as a failure). */
+ * that dies is said in one line and counts as a failure). A child whose
+ * caller is gone (killed) starts no other job. */
 int jobs_run(size_t n, unsigned procs, jobs_fn fn, void *ctx);
 
 /* size bytes of zeroed memory that the jobs' processes and the caller

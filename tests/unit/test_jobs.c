@@ -1,6 +1,7 @@
 /* base/jobs: every job once, in processes that share what the jobs leave;
  * a failure stops the rest; a child that dies is a failure. */
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,5 +84,25 @@ int main(void)
 	CHECK(c->runs[0] == 1 && c->runs[1] == 1 && c->runs[2] == 1, "each of the 3 jobs ran once");
 	jobs_shared_free(c, sizeof(*c));
 	CHECK(jobs_cpus() >= 1, "at least one CPU (%u)", jobs_cpus());
+
+	/* The caller killed: its worker starts no other job. */
+	c = fresh();
+	pid_t caller = fork();
+	if (caller == 0) {
+		c->parent = getpid();
+		jobs_run(100, 2, job, c);
+		_exit(0);
+	}
+	struct timespec ms1 = { 0, 1000000 }, ms100 = { 0, 100000000 };
+	for (int k = 0; k < 10000 && !c->started; k++) /* the jobs under way (10 s at most) */
+		nanosleep(&ms1, NULL);
+	kill(caller, SIGKILL);
+	waitpid(caller, NULL, 0);
+	nanosleep(&ms100, NULL);
+	int after = c->started;
+	nanosleep(&ms100, NULL);
+	CHECK(after > 0 && after < 100 && c->started == after,
+	      "the caller killed, its worker stops (%d of 100 jobs started, %d later)", after, (int)c->started);
+	jobs_shared_free(c, sizeof(*c));
 	return t_done();
 }
