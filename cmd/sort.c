@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "base/file.h"
 #include "base/fmt.h"
 #include "base/jobs.h"
 #include "base/msg.h"
@@ -50,11 +51,9 @@ static void test_hook(const char *phase)
 
 static char *obs_path(const struct trace_stream *s)
 {
-	size_t n = strlen(s->dir) + sizeof("/stream.obs");
-	char *p = malloc(n);
+	char *p = file_join(s->dir, "stream.obs");
 	if (!p)
 		die("out of memory");
-	snprintf(p, n, "%s/stream.obs", s->dir);
 	return p;
 }
 

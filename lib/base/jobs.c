@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -84,11 +85,9 @@ int jobs_run(size_t n, unsigned procs, jobs_fn fn, void *ctx)
 	atomic_init(&j->next, 0);
 	atomic_init(&j->failed, 0);
 	fflush(NULL); /* a child would write the caller's buffered output again */
-	pid_t kids[64], self = getpid();
+	pid_t *kids = malloc((procs - 1) * sizeof(*kids)), self = getpid();
 	unsigned nkids = 0;
-	if (procs - 1 > sizeof(kids) / sizeof(kids[0]))
-		procs = sizeof(kids) / sizeof(kids[0]) + 1;
-	while (nkids < procs - 1) {
+	while (kids && nkids < procs - 1) { /* without them the caller does all */
 		pid_t pid = fork();
 		if (pid == 0) {
 			take_jobs(j, n, fn, ctx, self);
@@ -104,6 +103,7 @@ int jobs_run(size_t n, unsigned procs, jobs_fn fn, void *ctx)
 	for (unsigned k = 0; k < nkids; k++)
 		if (reap(kids[k]) != 0)
 			rc = -1;
+	free(kids);
 	jobs_shared_free(j, sizeof(*j));
 	return rc;
 }
