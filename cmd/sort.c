@@ -35,9 +35,9 @@ static const char usage[] =
 	"              as ovnisort -n N does when that is not enough (default:\n"
 	"              no limit)\n"
 	"  -j, --jobs N\n"
-	"              sort N streams at a time, in N processes (default 0:\n"
-	"              one per CPU); on an error no other stream starts, those\n"
-	"              begun finish\n"
+	"              sort (or check) N streams at a time, in N processes\n"
+	"              (default 0: one per CPU); on an error no other stream\n"
+	"              starts, those begun finish\n"
 	"  -h, --help  show this help\n";
 
 /* OVNI_SORT_TEST_KILL=journal-created|journaled|writing|written: die there (crash tests). */
@@ -57,22 +57,47 @@ static char *obs_path(const struct trace_stream *s)
 	return p;
 }
 
-static int check_all(struct trace *t)
+/* What -c found of each stream, in memory the jobs share. */
+enum { CHECK_NOT_RUN, CHECK_SORTED, CHECK_UNSORTED, CHECK_FAILED };
+
+struct check_job {
+	struct trace *t;
+	unsigned char *state; /* per stream */
+	uint64_t *back; /* per stream: where the clock goes back */
+};
+
+static int check_one(void *ctx, size_t i)
 {
+	struct check_job *j = ctx;
+	char *path = obs_path(&j->t->streams[i]);
+	int r = sort_check_file(path, j->t->streams[i].obs_name, &j->back[i]);
+	free(path);
+	j->state[i] = r < 0 ? CHECK_FAILED : r ? CHECK_SORTED : CHECK_UNSORTED;
+	return r < 0 ? -1 : 0;
+}
+
+static int check_all(struct trace *t, unsigned jobs)
+{
+	struct check_job j = { .t = t };
+	size_t state_size = t->n, back_size = t->n * sizeof(*j.back);
+	j.state = jobs_shared(state_size);
+	j.back = jobs_shared(back_size);
+	if (!j.state || !j.back)
+		die("out of memory");
+	int failed = jobs_run(t->n, jobs, check_one, &j) < 0;
 	size_t bad = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		char *path = obs_path(&t->streams[i]);
-		uint64_t back = 0;
-		int r = sort_check_file(path, t->streams[i].obs_name, &back);
-		free(path);
-		if (r < 0)
-			return 2;
-		if (r == 0) {
+	/* in path order, up to the first stream that could not be checked */
+	for (size_t i = 0; i < t->n && j.state[i] != CHECK_FAILED && j.state[i] != CHECK_NOT_RUN; i++) {
+		if (j.state[i] == CHECK_UNSORTED) {
 			printf("%s: not sorted: the clock goes back at offset %" PRIu64 "\n",
-			       t->streams[i].obs_name, back);
+			       t->streams[i].obs_name, j.back[i]);
 			bad++;
 		}
 	}
+	jobs_shared_free(j.state, state_size);
+	jobs_shared_free(j.back, back_size);
+	if (failed)
+		return 2;
 	if (bad)
 		printf("%zu of %zu streams NOT sorted\n", bad, t->n);
 	else
@@ -222,7 +247,7 @@ static int run(int argc, char **argv)
 		msg_err("%s: a packed trace cannot be sorted in place; unpack it first", argv[optind]);
 		rc = check ? 2 : 1;
 	} else {
-		rc = check ? check_all(&t) : sort_all(&t, lookback, jobs);
+		rc = check ? check_all(&t, jobs) : sort_all(&t, lookback, jobs);
 	}
 	trace_close(&t);
 	fflush(stdout);

@@ -215,6 +215,14 @@ chmod -R u+w "$TMP/u"
 # --- Several streams at a time (-j): the same bytes as one after the other. ---
 rm -rf "$TMP/u0" "$TMP/s" "$TMP/u" "$TMP/u1"
 $GEN -n 60000 -r 1000 -k 4 -b 3 -t 6 "$TMP/u0" && $GEN -S -n 60000 -r 1000 -k 4 -b 3 -t 6 "$TMP/s"
+$OVNI sort -c -j 1 "$TMP/u0" >"$TMP/c1" 2>&1
+rc1=$?
+$OVNI sort -c -j 3 "$TMP/u0" >"$TMP/c3" 2>&1
+rc3=$?
+same "-c -j 3: exit 1, as -c -j 1" "$rc3 $rc1" "1 1"
+check_same "-c -j 3: the lines of -c -j 1, in path order" "$TMP/c3" "$TMP/c1"
+same "-c -j 3: a line for each of the 6 streams, then the summary" \
+	"$(grep -c 'not sorted: the clock goes back' "$TMP/c3") $(tail -n 1 "$TMP/c3")" "6 6 of 6 streams NOT sorted"
 for j in 1 3 0; do
 	rm -rf "$TMP/u" && cp -r "$TMP/u0" "$TMP/u"
 	check "-j $j: 6 streams sorted" $OVNI sort -j $j "$TMP/u"
