@@ -57,45 +57,53 @@ static char *obs_path(const struct trace_stream *s)
 	return p;
 }
 
-/* What -c found of each stream, in memory the jobs share. */
-enum { CHECK_NOT_RUN, CHECK_SORTED, CHECK_UNSORTED, CHECK_FAILED };
+/* What the job of one stream found, in memory the jobs share. */
+enum { STREAM_NOT_RUN, STREAM_DONE, STREAM_UNSORTED, STREAM_FAILED };
 
-struct check_job {
-	struct trace *t;
-	unsigned char *state; /* per stream */
-	uint64_t *back; /* per stream: where the clock goes back */
+struct stream_result {
+	unsigned char state; /* STREAM_DONE: sorted (sort) or in order (-c) */
+	uint64_t back; /* -c: where the clock goes back */
+	struct sort_stats st; /* sort */
 };
+
+struct stream_jobs {
+	struct trace *t;
+	struct sort_opts o; /* sort; .name set per stream */
+	struct stream_result *r; /* per stream */
+};
+
+static struct stream_result *results(const struct trace *t)
+{
+	struct stream_result *r = jobs_shared(t->n * sizeof(*r));
+	if (!r)
+		die("out of memory");
+	return r;
+}
 
 static int check_one(void *ctx, size_t i)
 {
-	struct check_job *j = ctx;
+	struct stream_jobs *j = ctx;
 	char *path = obs_path(&j->t->streams[i]);
-	int r = sort_check_file(path, j->t->streams[i].obs_name, &j->back[i]);
+	int r = sort_check_file(path, j->t->streams[i].obs_name, &j->r[i].back);
 	free(path);
-	j->state[i] = r < 0 ? CHECK_FAILED : r ? CHECK_SORTED : CHECK_UNSORTED;
+	j->r[i].state = r < 0 ? STREAM_FAILED : r ? STREAM_DONE : STREAM_UNSORTED;
 	return r < 0 ? -1 : 0;
 }
 
 static int check_all(struct trace *t, unsigned jobs)
 {
-	struct check_job j = { .t = t };
-	size_t state_size = t->n, back_size = t->n * sizeof(*j.back);
-	j.state = jobs_shared(state_size);
-	j.back = jobs_shared(back_size);
-	if (!j.state || !j.back)
-		die("out of memory");
+	struct stream_jobs j = { .t = t, .r = results(t) };
 	int failed = jobs_run(t->n, jobs, check_one, &j) < 0;
 	size_t bad = 0;
 	/* in path order, up to the first stream that could not be checked */
-	for (size_t i = 0; i < t->n && j.state[i] != CHECK_FAILED && j.state[i] != CHECK_NOT_RUN; i++) {
-		if (j.state[i] == CHECK_UNSORTED) {
+	for (size_t i = 0; i < t->n && j.r[i].state != STREAM_FAILED && j.r[i].state != STREAM_NOT_RUN; i++) {
+		if (j.r[i].state == STREAM_UNSORTED) {
 			printf("%s: not sorted: the clock goes back at offset %" PRIu64 "\n",
-			       t->streams[i].obs_name, j.back[i]);
+			       t->streams[i].obs_name, j.r[i].back);
 			bad++;
 		}
 	}
-	jobs_shared_free(j.state, state_size);
-	jobs_shared_free(j.back, back_size);
+	jobs_shared_free(j.r, t->n * sizeof(*j.r));
 	if (failed)
 		return 2;
 	if (bad)
@@ -127,25 +135,16 @@ static void report(const struct trace_stream *s, const struct sort_stats *st)
 			 s->obs_name, st->open_off);
 }
 
-struct sort_job {
-	struct trace *t;
-	struct sort_opts o; /* .name set per stream */
-	struct sort_stats *st; /* per stream */
-	unsigned char *done; /* per stream: sorted */
-};
-
 static int sort_one(void *ctx, size_t i)
 {
-	struct sort_job *j = ctx;
+	struct stream_jobs *j = ctx;
 	struct sort_opts o = j->o;
 	o.name = j->t->streams[i].obs_name;
 	char *path = obs_path(&j->t->streams[i]);
-	int r = sort_file(path, &o, &j->st[i]);
+	int r = sort_file(path, &o, &j->r[i].st);
 	free(path);
-	if (r < 0)
-		return -1;
-	j->done[i] = 1;
-	return 0;
+	j->r[i].state = r < 0 ? STREAM_FAILED : STREAM_DONE;
+	return r < 0 ? -1 : 0;
 }
 
 static int sort_all(struct trace *t, uint64_t lookback, unsigned jobs)
@@ -168,22 +167,16 @@ static int sort_all(struct trace *t, uint64_t lookback, unsigned jobs)
 			return 1;
 		}
 	}
-	struct sort_job j = { .t = t, .o = { .lookback = lookback, .hook = test_hook } };
-	size_t st_size = t->n * sizeof(*j.st), done_size = t->n;
-	j.st = jobs_shared(st_size);
-	j.done = jobs_shared(done_size);
-	if (!j.st || !j.done)
-		die("out of memory");
+	struct stream_jobs j = { .t = t, .o = { .lookback = lookback, .hook = test_hook }, .r = results(t) };
 	int r = jobs_run(t->n, jobs, sort_one, &j);
 	for (size_t i = 0; i < t->n; i++) { /* in path order, whatever the jobs' */
-		if (!j.done[i])
+		if (j.r[i].state != STREAM_DONE)
 			continue;
-		report(&t->streams[i], &j.st[i]);
-		regions += j.st[i].regions;
-		rewritten += j.st[i].changed;
+		report(&t->streams[i], &j.r[i].st);
+		regions += j.r[i].st.regions;
+		rewritten += j.r[i].st.changed;
 	}
-	jobs_shared_free(j.st, st_size);
-	jobs_shared_free(j.done, done_size);
+	jobs_shared_free(j.r, t->n * sizeof(*j.r));
 	if (r < 0)
 		return 1;
 	msg_info("%" PRIu64 " regions in %zu streams; %zu streams sorted in place", regions, t->n, rewritten);
