@@ -36,8 +36,9 @@ static const char usage[] =
 	"              no limit)\n"
 	"  -j, --jobs N\n"
 	"              sort (or check) N streams at a time, in N processes\n"
-	"              (default 0: one per CPU); on an error no other stream\n"
-	"              starts, those begun finish\n"
+	"              (default 0: two per CPU for a sort, which waits for the\n"
+	"              disk half the time; one per CPU for -c); on an error no\n"
+	"              other stream starts, those begun finish\n"
 	"  -h, --help  show this help\n";
 
 /* OVNI_SORT_TEST_KILL=journal-created|journaled|writing|written: die there (crash tests). */
@@ -168,6 +169,8 @@ static int sort_all(struct trace *t, uint64_t lookback, unsigned jobs)
 		}
 	}
 	struct stream_jobs j = { .t = t, .o = { .lookback = lookback, .hook = test_hook }, .r = results(t) };
+	if (jobs == 0) /* each sort waits on the disk (fdatasync) about as long as it computes */
+		jobs = 2 * jobs_cpus();
 	int r = jobs_run(t->n, jobs, sort_one, &j);
 	for (size_t i = 0; i < t->n; i++) { /* in path order, whatever the jobs' */
 		if (j.r[i].state != STREAM_DONE)
