@@ -35,7 +35,7 @@ static const char usage[] =
 	"Options:\n"
 	"  -o, --output FILE    write the archive to FILE\n"
 	"  -l, --level LEVEL    zstd level, 1 (fast) to 22 (small); default 3 (blocks\n"
-	"                       of small files: 6 or more, of 128 KiB or less: 19)\n"
+	"                       of small files: 6 or more, of 128 KiB or less: 15)\n"
 	"  -T, --threads N      compress on N threads (default 1; 0: one per CPU)\n"
 	"      --tar            write instead a plain .tar.zst (TRACEDIR.tar.zst by\n"
 	"                       default) that standard tar and zstd extract\n"
