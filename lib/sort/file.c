@@ -731,8 +731,11 @@ static int journal_apply(const uint8_t *j, uint64_t jsize, int fd, const char *n
 		high = rec[0] + rec[1] > high ? rec[0] + rec[1] : high;
 		if (high - low > MAP_CHUNK) {
 			uint64_t a = low & ~(uint64_t)4095;
-			/* the disk starts on these pages while the rest are written */
-			sync_file_range(fd, (off_t)a, (off_t)(high - a), SYNC_FILE_RANGE_WRITE);
+			/* the disk starts on these pages while the rest are written (not on
+			 * the last, which the next window may write again) */
+			uint64_t b = high & ~(uint64_t)4095;
+			if (b > a)
+				sync_file_range(fd, (off_t)a, (off_t)(b - a), SYNC_FILE_RANGE_WRITE);
 			madvise(m + a, (size_t)(high - a), MADV_DONTNEED);
 			low = UINT64_MAX;
 			high = 0;
