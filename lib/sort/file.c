@@ -722,6 +722,7 @@ static int journal_apply(const uint8_t *j, uint64_t jsize, int fd, const char *n
 		return -1;
 	}
 	uint64_t end = jsize - JOURNAL_TAIL, off = JOURNAL_HEAD, done = 0, low = UINT64_MAX, high = 0;
+	uint64_t unsent = UINT64_MAX; /* where the pages not yet sent to the disk start */
 	while (off < end) {
 		uint64_t rec[2];
 		memcpy(rec, j + off, 16);
@@ -731,11 +732,16 @@ static int journal_apply(const uint8_t *j, uint64_t jsize, int fd, const char *n
 		high = rec[0] + rec[1] > high ? rec[0] + rec[1] : high;
 		if (high - low > MAP_CHUNK) {
 			uint64_t a = low & ~(uint64_t)4095;
-			/* the disk starts on these pages while the rest are written (not on
-			 * the last, which the next window may write again) */
+			/* the disk starts on the pages written, 8 MiB at a time, while
+			 * the rest are written (not on the last page, which the next
+			 * window may write again); smaller sends cost CPU */
 			uint64_t b = high & ~(uint64_t)4095;
-			if (b > a)
-				sync_file_range(fd, (off_t)a, (off_t)(b - a), SYNC_FILE_RANGE_WRITE);
+			if (unsent == UINT64_MAX)
+				unsent = a;
+			if (b > unsent + 4 * MAP_CHUNK) {
+				sync_file_range(fd, (off_t)unsent, (off_t)(b - unsent), SYNC_FILE_RANGE_WRITE);
+				unsent = b;
+			}
 			madvise(m + a, (size_t)(high - a), MADV_DONTNEED);
 			low = UINT64_MAX;
 			high = 0;
