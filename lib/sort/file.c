@@ -97,7 +97,10 @@ static int sync_dir_of(const char *path, const char *name)
 
 /* ---- In place, through a journal ---- */
 
-#define MAP_CHUNK (2u << 20) /* the mapping is populated ahead and dropped behind by this much */
+#define READ_AHEAD (1u << 20) /* stream bytes read at a time by the scan */
+#define READ_BEHIND (64u * 1024) /* and kept behind its position, for the look-back */
+#define READ_SLACK 64 /* the scan's fast walk stops this far before the buffer ends */
+#define WRITEBACK_CHUNK (8u << 20) /* the disk is started on written pages this much at a time */
 #define RING 8192 /* event boundaries kept for looking back, newest last */
 #define SKIP_EVENTS 64 /* events walked between two boundaries kept */
 #define SPILL_MEM (1u << 20) /* patch bytes held before they go to the journal */
@@ -136,12 +139,13 @@ struct inplace {
 	const char *name;
 	const char *path;
 	int fd;
-	const uint8_t *map;
 	uint64_t size;
 	uint64_t lookback;
 	struct sort_stats *st;
 	const struct sort_opts *o;
-	uint64_t populated, dropped; /* mapping window: [dropped, populated) may be resident */
+	uint8_t *rbuf; /* behind + ahead bytes: the stream's [rbase, rbase + rlen) */
+	uint64_t rbase, rlen;
+	uint64_t ahead, behind; /* READ_AHEAD, READ_BEHIND; tiny with sort_opts.mem */
 	struct mark ring[RING];
 	uint64_t nring, ring_lo; /* entries [ring_lo, nring) are valid, at index % ring_cap */
 	uint64_t ring_cap, skip, spill; /* RING, SKIP_EVENTS, SPILL_MEM; tiny with sort_opts.mem (tests) */
@@ -276,12 +280,79 @@ static int journal_commit(struct inplace *s)
 	return 0;
 }
 
-/* ---- The view: the stream as sorted so far (mapping + patches) ---- */
+/* ---- The stream's bytes: read, not mapped ---- */
+
+/* Read into a buffer used again and again, not through a mapping: a fault
+ * per page of a mapping costs more than the copy (three times as much
+ * under a shadow-paging hypervisor). */
+
+static int ip_read_error(struct inplace *s, uint64_t off, int err)
+{
+	msg_err("%s: offset %" PRIu64 ": cannot read: %s", s->name, off, err ? strerror(err) : "the file shrank");
+	return -1;
+}
+
+/* The buffered byte of the stream at off (rbase <= off <= rbase + rlen). */
+static inline const uint8_t *at(const struct inplace *s, uint64_t off)
+{
+	return s->rbuf + (off - s->rbase);
+}
+
+static inline int buffered(const struct inplace *s, uint64_t off, uint64_t n)
+{
+	return off >= s->rbase && off - s->rbase <= s->rlen && n <= s->rlen - (off - s->rbase);
+}
+
+/* Fills the buffer with the stream from a little behind off on. */
+static int refill(struct inplace *s, uint64_t off)
+{
+	uint64_t base = off > s->behind ? off - s->behind : 0;
+	uint64_t n = s->size - base < s->behind + s->ahead ? s->size - base : s->behind + s->ahead;
+	int err;
+	s->rbase = base;
+	s->rlen = 0;
+	if (file_pread_all(s->fd, s->rbuf, (size_t)n, base, &err) != n)
+		return ip_read_error(s, base, err);
+	s->rlen = n;
+	return 0;
+}
+
+/* Keeps at least half of the read-ahead buffered from off on (or all up
+ * to the end of the stream). */
+static int follow(struct inplace *s, uint64_t off)
+{
+	if (off >= s->rbase && (s->rbase + s->rlen == s->size || off + s->ahead / 2 <= s->rbase + s->rlen))
+		return 0;
+	return refill(s, off);
+}
+
+/* Where the fast walk from the buffered off must stop. */
+static uint64_t walk_limit(const struct inplace *s)
+{
+	uint64_t end = s->rbase + s->rlen;
+	return end == s->size ? end : end - READ_SLACK;
+}
+
+/* Bytes [off, off + n) of the stream as it is on disk into dst. */
+static int stream_read(struct inplace *s, uint64_t off, uint8_t *dst, size_t n)
+{
+	if (buffered(s, off, n)) {
+		memcpy(dst, at(s, off), n);
+		return 0;
+	}
+	int err;
+	if (file_pread_all(s->fd, dst, n, off, &err) != n)
+		return ip_read_error(s, off, err);
+	return 0;
+}
+
+/* ---- The view: the stream as sorted so far (stream + patches) ---- */
 
 /* Bytes [off, off + n) of the view into dst. */
 static int view_read(struct inplace *s, uint64_t off, uint8_t *dst, size_t n)
 {
-	memcpy(dst, s->map + off, n);
+	if (stream_read(s, off, dst, n) < 0)
+		return -1;
 	uint64_t end = off + n;
 	/* Patches are sorted and disjoint; those that matter are the last ones. */
 	size_t i = s->np;
@@ -313,12 +384,12 @@ static int view_last_below(struct inplace *s, struct mark from, uint64_t to, uin
 {
 	int r = 0;
 	uint64_t off = from.off, idx = from.idx;
-	/* With no sorted window in the way the mapping is the view. */
+	/* With no sorted window in the way the stream is the view. */
 	int direct = !s->np || s->p[s->np - 1].off + s->p[s->np - 1].len <= from.off;
 	while (off < to) {
 		size_t n = to - off < VIEW_CHUNK ? (size_t)(to - off) : VIEW_CHUNK;
-		const uint8_t *v = s->map + off;
-		if (!direct) {
+		const uint8_t *v = buffered(s, off, n) ? at(s, off) : NULL;
+		if (!direct || !v) {
 			if (view_read(s, off, s->view, n) < 0)
 				return -1;
 			v = s->view;
@@ -362,9 +433,9 @@ static void ring_cut(struct inplace *s, uint64_t off)
 /* The start of the window of a region: the last event of the view before
  * the region's end with a clock < m, looking back from the OU[ (inner
  * events are all >= m). */
-static int window_start(struct inplace *s, struct mark open, uint64_t m, struct mark *j)
+static int window_start(struct inplace *s, struct mark open, uint64_t open_end, uint64_t m, struct mark *j)
 {
-	uint64_t to = open.off + ev_size(s->map + open.off); /* the OU[ included */
+	uint64_t to = open_end; /* the OU[ included */
 	uint64_t r = s->nring;
 	while (r > s->ring_lo) {
 		struct mark b = s->ring[(r - 1) % s->ring_cap];
@@ -503,11 +574,11 @@ static int drop_unreachable(struct inplace *s, uint64_t lo)
 	return 0;
 }
 
-static int close_region(struct inplace *s, struct mark open, struct mark k, uint64_t m)
+static int close_region(struct inplace *s, struct mark open, uint64_t open_end, struct mark k, uint64_t m)
 {
 	uint64_t n = s->lookback, lo = n && k.idx >= n ? k.idx - n + 1 : 0;
 	struct mark j;
-	int f = window_start(s, open, m, &j);
+	int f = window_start(s, open, open_end, m, &j);
 	if (f < 0)
 		return -1;
 	if (!f || j.idx < lo) {
@@ -520,39 +591,23 @@ static int close_region(struct inplace *s, struct mark open, struct mark k, uint
 	return lo ? drop_unreachable(s, lo) : 0;
 }
 
-/* Whether the event at off ends within the stream. */
+/* Whether the buffered event at off ends within the stream. */
 static int whole_at(const struct inplace *s, uint64_t off)
 {
 	uint64_t avail = s->size - off;
-	return avail >= EV_HEADER_SIZE && avail >= ev_head_size(s->map[off]) && avail >= ev_size(s->map + off);
+	return avail >= EV_HEADER_SIZE && avail >= ev_head_size(*at(s, off)) && avail >= ev_size(at(s, off));
 }
 
 static int ip_cut_short(struct inplace *s, uint64_t off)
 {
 	uint64_t avail = s->size - off;
-	if (avail >= EV_HEADER_SIZE && avail >= ev_head_size(s->map[off]))
+	if (avail >= EV_HEADER_SIZE && avail >= ev_head_size(*at(s, off)))
 		msg_err("%s: offset %" PRIu64 ": event of %zu bytes cut short by the end of the stream",
-			s->name, off, ev_size(s->map + off));
+			s->name, off, ev_size(at(s, off)));
 	else
 		msg_err("%s: offset %" PRIu64 ": incomplete event at the end of the stream (%" PRIu64 " bytes)",
 			s->name, off, avail);
 	return -1;
-}
-
-/* Keeps the resident part of the mapping near off: ahead populated in
- * one go, behind given back (a look back far behind faults it in again). */
-static void follow(struct inplace *s, uint64_t off)
-{
-	if (off + MAP_CHUNK / 2 > s->populated && s->populated < s->size) {
-		uint64_t a = s->populated, b = a + MAP_CHUNK < s->size ? a + MAP_CHUNK : s->size;
-		madvise((void *)(s->map + a), (size_t)(b - a), MADV_POPULATE_READ);
-		s->populated = b;
-	}
-	if (off > s->dropped + 2 * MAP_CHUNK) {
-		uint64_t b = (off - MAP_CHUNK) & ~(uint64_t)(MAP_CHUNK - 1);
-		madvise((void *)(s->map + s->dropped), (size_t)(b - s->dropped), MADV_DONTNEED);
-		s->dropped = b;
-	}
 }
 
 static int journal_replay(const char *path, const char *jpath, const char *name, const struct sort_opts *o,
@@ -560,24 +615,21 @@ static int journal_replay(const char *path, const char *jpath, const char *name,
 
 /* Whether the events from off on are whole, the one error a sort without
  * a look-back limit can still meet: -1 after the message the walk would
- * give. The pages walked are given back, as the walk does. */
+ * give. */
 static int check_rest(struct inplace *s, uint64_t off)
 {
-	uint64_t from = (s->populated + MAP_CHUNK - 1) & ~(uint64_t)(MAP_CHUNK - 1);
 	while (off < s->size) {
+		if (follow(s, off) < 0)
+			return -1;
 		uint64_t n = 0;
-		off = ev_skip(s->map, off, s->size, UINT64_MAX, &n);
-		if (off > from + MAP_CHUNK) {
-			uint64_t b = off & ~(uint64_t)(MAP_CHUNK - 1);
-			madvise((void *)(s->map + from), (size_t)(b - from), MADV_DONTNEED);
-			from = b;
-		}
+		off = s->rbase + ev_skip(s->rbuf, off - s->rbase, walk_limit(s) - s->rbase, UINT64_MAX, &n);
 		if (off >= s->size)
 			break;
-		const uint8_t *e = s->map + off;
+		if (follow(s, off) < 0)
+			return -1;
 		if (!whole_at(s, off))
 			return ip_cut_short(s, off);
-		off += ev_size(e);
+		off += ev_size(at(s, off));
 	}
 	return 0;
 }
@@ -600,6 +652,8 @@ static int checkpoint(struct inplace *s, uint64_t off)
 		return -1;
 	close(s->j.fd);
 	s->j.fd = -1;
+	s->rlen = 0; /* the buffer holds the stream as it was */
+	s->rbase = s->size;
 	return journal_replay(s->path, s->j.path, s->name, s->o, 0);
 }
 
@@ -608,23 +662,26 @@ enum { IP_SORTED, IP_OPEN, IP_INSIDE };
 /* Walks the whole stream once, sorting each region as it closes. */
 static int scan_stream(struct inplace *s)
 {
-	uint64_t off = STREAM_HEADER_SIZE, idx = 0, m = 0;
+	uint64_t off = STREAM_HEADER_SIZE, idx = 0, m = 0, open_end = 0;
 	struct mark open = { 0, 0 };
 	int state = IP_SORTED;
 	ring_push(s, off, idx);
 	while (off < s->size) {
-		follow(s, off);
+		if (follow(s, off) < 0)
+			return -1;
 		if (state == IP_SORTED) {
-			uint64_t lim = s->populated < s->size ? s->populated : s->size, at = idx;
-			off = ev_skip(s->map, off, lim, s->skip, &idx);
-			if (idx - at == s->skip) {
+			uint64_t before = idx;
+			off = s->rbase + ev_skip(s->rbuf, off - s->rbase, walk_limit(s) - s->rbase, s->skip, &idx);
+			if (idx - before == s->skip) {
 				ring_push(s, off, idx);
 				continue;
 			}
 			if (off >= s->size)
 				break;
+			if (follow(s, off) < 0)
+				return -1;
 		}
-		const uint8_t *e = s->map + off;
+		const uint8_t *e = at(s, off);
 		if (!whole_at(s, off))
 			return ip_cut_short(s, off);
 		uint64_t c = ev_clock(e);
@@ -637,6 +694,7 @@ static int scan_stream(struct inplace *s)
 			if (state == IP_SORTED && marker) {
 				state = IP_OPEN;
 				open = here;
+				open_end = off;
 				ring_push(s, here.off, here.idx);
 			} else if (state == IP_OPEN) {
 				state = IP_INSIDE;
@@ -650,7 +708,7 @@ static int scan_stream(struct inplace *s)
 			s->st->empty++;
 		if (state == IP_INSIDE) {
 			s->st->regions++;
-			if (close_region(s, open, here, m) < 0)
+			if (close_region(s, open, open_end, here, m) < 0)
 				return -1;
 			if (!s->lookback && s->np >= s->pmax && checkpoint(s, off) < 0)
 				return -1;
@@ -710,51 +768,43 @@ static int journal_check(const uint8_t *j, uint64_t jsize, const char *jname, ui
 	return 0;
 }
 
-/* Writes every record of the checked journal j into the stream fd of size
- * bytes, through a shared mapping (cheaper than a pwrite per window), then
- * syncs it. The mapping is given back behind, so memory stays bounded. */
-static int journal_apply(const uint8_t *j, uint64_t jsize, int fd, const char *name, uint64_t size,
-			 const struct sort_opts *o)
+/* Writes every record of the checked journal j into the stream fd, one
+ * pwrite each, then syncs it. Not through a shared mapping: a write fault
+ * per page, and write-protecting each page again for the writeback, cost
+ * several times the copy (four times as much CPU under a shadow-paging
+ * hypervisor). */
+static int journal_apply(const uint8_t *j, uint64_t jsize, int fd, const char *name, const struct sort_opts *o)
 {
-	uint8_t *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		msg_err("%s: cannot map to write the sorted windows: %s", name, strerror(errno));
-		return -1;
-	}
-	uint64_t end = jsize - JOURNAL_TAIL, off = JOURNAL_HEAD, done = 0, low = UINT64_MAX, high = 0;
+	uint64_t end = jsize - JOURNAL_TAIL, off = JOURNAL_HEAD, done = 0;
 	uint64_t unsent = UINT64_MAX; /* where the pages not yet sent to the disk start */
+	int r = 0;
 	while (off < end) {
 		uint64_t rec[2];
 		memcpy(rec, j + off, 16);
-		memcpy(m + rec[0], j + off + 16, (size_t)rec[1]);
+		if (file_pwrite_all(fd, j + off + 16, (size_t)rec[1], rec[0]) < 0) {
+			msg_err("%s: offset %" PRIu64 ": cannot write a sorted window: %s", name, rec[0],
+				strerror(errno));
+			r = -1;
+			break;
+		}
 		off += 16 + rec[1];
-		low = rec[0] < low ? rec[0] : low;
-		high = rec[0] + rec[1] > high ? rec[0] + rec[1] : high;
-		if (high - low > MAP_CHUNK) {
-			uint64_t a = low & ~(uint64_t)4095;
-			/* the disk starts on the pages written, 8 MiB at a time, while
-			 * the rest are written (not on the last page, which the next
-			 * window may write again); smaller sends cost CPU */
-			uint64_t b = high & ~(uint64_t)4095;
-			if (unsent == UINT64_MAX)
-				unsent = a;
-			if (b > unsent + 4 * MAP_CHUNK) {
-				sync_file_range(fd, (off_t)unsent, (off_t)(b - unsent), SYNC_FILE_RANGE_WRITE);
-				unsent = b;
-			}
-			madvise(m + a, (size_t)(high - a), MADV_DONTNEED);
-			low = UINT64_MAX;
-			high = 0;
+		/* the disk starts on the pages written, 8 MiB at a time, while the
+		 * rest are written (not on the last page, which the next record
+		 * may write again); smaller sends cost CPU */
+		uint64_t b = rec[0] & ~(uint64_t)4095;
+		if (unsent == UINT64_MAX || b < unsent)
+			unsent = b;
+		if (b > unsent + WRITEBACK_CHUNK) {
+			sync_file_range(fd, (off_t)unsent, (off_t)(b - unsent), SYNC_FILE_RANGE_WRITE);
+			unsent = b;
 		}
 		if (++done == 1 && o && o->hook)
 			o->hook("writing");
 	}
-	int r = 0;
-	if (fdatasync(fd) < 0) {
+	if (r == 0 && fdatasync(fd) < 0) {
 		msg_err("%s: cannot sync: %s", name, strerror(errno));
 		r = -1;
 	}
-	munmap(m, (size_t)size);
 	if (r == 0 && o && o->hook)
 		o->hook("written");
 	return r;
@@ -783,7 +833,7 @@ static int journal_replay(const char *path, const char *jpath, const char *name,
 		msg_err("%s: cannot map: %s", jpath, strerror(errno));
 	} else if (journal_check(j == MAP_FAILED ? (const uint8_t *)"" : j, (uint64_t)jsb.st_size, jpath,
 				 (uint64_t)sb.st_size, &records) == 0 &&
-		   journal_apply(j, (uint64_t)jsb.st_size, fd, name, (uint64_t)sb.st_size, o) == 0) {
+		   journal_apply(j, (uint64_t)jsb.st_size, fd, name, o) == 0) {
 		if (unlink(jpath) < 0)
 			msg_err("%s: cannot remove %s: %s", name, jpath, strerror(errno));
 		else
@@ -822,8 +872,7 @@ static void inplace_free(struct inplace *s)
 	free(s->j.buf);
 	if (s->j.fd >= 0)
 		close(s->j.fd);
-	if (s->map)
-		munmap((void *)s->map, (size_t)s->size);
+	free(s->rbuf);
 	if (s->fd >= 0)
 		close(s->fd);
 }
@@ -837,17 +886,10 @@ static int sort_to_journal(struct inplace *s)
 	if (s->fd < 0)
 		return -1;
 	s->size = (uint64_t)sb.st_size;
-	if (s->size > SIZE_MAX) {
-		msg_err("%s: too big to map", s->name);
-		return -1;
-	}
-	void *m = mmap(NULL, (size_t)s->size, PROT_READ, MAP_SHARED, s->fd, 0);
-	if (m == MAP_FAILED) {
-		msg_err("%s: cannot map: %s", s->name, strerror(errno));
-		return -1;
-	}
-	s->map = m;
-	madvise(m, (size_t)s->size, MADV_SEQUENTIAL);
+	if (!(s->rbuf = malloc(s->behind + s->ahead)))
+		return ip_nomem(s, s->behind + s->ahead);
+	s->rbase = s->size; /* nothing buffered yet */
+	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	if (scan_stream(s) < 0)
 		return -1;
 	if (!s->np) /* nothing sorted, or all written at checkpoints */
@@ -905,6 +947,8 @@ int sort_file(const char *path, const struct sort_opts *o, struct sort_stats *st
 	s->spill = o->mem ? o->mem : SPILL_MEM;
 	s->pmax = o->mem ? 1 + o->mem / 300 % 3 : PATCH_MAX;
 	s->pdrop = o->mem ? 1 + o->mem / 1000 : PATCH_DROP;
+	s->ahead = o->mem ? 4 * READ_SLACK + o->mem % 700 : READ_AHEAD;
+	s->behind = o->mem ? o->mem % 300 : READ_BEHIND;
 	/* A journal not yet renamed: the stream was never touched. */
 	unlink(jtmp);
 	if (journal_replay(real, jpath, name, o, 1) == 0) {

@@ -51,7 +51,7 @@ struct sort_opts {
 	const char *name; /* stream name for messages */
 	uint64_t lookback; /* 0: no limit; N: the window may only start among the N-1 events before the closing OU], as `ovnisort -n N` */
 	unsigned flags;
-	size_t mem; /* initial buffer size in bytes, 0 for the default; tests use tiny ones (sort_file: the bytes of sorted windows held before they go to the journal, and fewer boundaries kept) */
+	size_t mem; /* initial buffer size in bytes, 0 for the default; tests use tiny ones (sort_file: the bytes of sorted windows held before they go to the journal, fewer boundaries kept, a small read buffer) */
 	void (*hook)(const char *phase); /* test knob, called at the steps of sort_file: journal-created, journaled, writing, written; may be NULL */
 };
 

@@ -702,6 +702,53 @@ static void test_bounded(void)
 	rmdir(dir);
 }
 
+/* A region whose window starts far behind it, and one with more bytes
+ * than the sort reads at a time: the window is read back from the file,
+ * and so is the start of the stream. */
+static void test_far(void)
+{
+	enum { N = 3000 };
+	static struct tev e[N], want[N];
+	static uint8_t in[N * 64 + 8], exp[sizeof(in)], got[sizeof(in)];
+	char dir[] = "/tmp/test_sort_far.XXXXXX", path[64];
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/stream.obs", dir);
+	for (int shape = 0; shape < 2; shape++) {
+		size_t k = 0;
+		for (; k < N / 2; k++)
+			put(&e[k], "OB.", 1000 + 10 * k, k % 3 ? 0 : 8, k % 7 == 0, (uint8_t)k);
+		put(&e[k], "OU[", 1000 + 10 * k, 0, 0, 0), k++;
+		/* one event back to the stream's tenth event, or many inner ones */
+		size_t inner = shape ? N / 3 : 1;
+		for (size_t i = 0; i < inner; i++, k++)
+			put(&e[k], "KCO", 1095 + 10 * (inner - i), 4, 0, (uint8_t)i);
+		put(&e[k], "OU]", 1000 + 10 * k, 0, 0, 0), k++;
+		for (; k < N; k++)
+			put(&e[k], "OB.", 1000 + 10 * k, 0, 0, 0);
+		memcpy(want, e, sizeof(e));
+		uint64_t empty;
+		model(want, N, 0, &empty);
+		stream_header(in);
+		stream_header(exp);
+		size_t len = 8 + flatten(e, N, in + 8);
+		flatten(want, N, exp + 8);
+		for (size_t mem = 0; mem <= 300; mem += 300) {
+			write_file(path, in, len, 0644);
+			struct sort_opts o = { .name = "far", .mem = mem };
+			struct sort_stats st;
+			CHECK_INT(sort_file(path, &o, &st), 0, "far, shape %d, mem %zu: sorts", shape, mem);
+			CHECK(read_file(path, got, sizeof(got)) == len && memcmp(got, exp, len) == 0 &&
+				      memcmp(in, exp, len) != 0,
+			      "far, shape %d, mem %zu: the model's bytes", shape, mem);
+		}
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_cases();
@@ -711,5 +758,6 @@ int main(void)
 	test_files();
 	test_random_files();
 	test_bounded();
+	test_far();
 	return t_done();
 }
