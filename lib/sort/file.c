@@ -97,7 +97,7 @@ static int sync_dir_of(const char *path, const char *name)
 
 /* ---- In place, through a journal ---- */
 
-#define READ_AHEAD (1u << 20) /* stream bytes read at a time by the scan */
+#define READ_AHEAD (256u << 10) /* stream bytes read at a time by the scan */
 #define READ_BEHIND (64u * 1024) /* and kept behind its position, for the look-back */
 #define READ_SLACK 64 /* the scan's fast walk stops this far before the buffer ends */
 #define WRITEBACK_CHUNK (8u << 20) /* the disk is started on written pages this much at a time */
@@ -303,25 +303,32 @@ static inline int buffered(const struct inplace *s, uint64_t off, uint64_t n)
 	return off >= s->rbase && off - s->rbase <= s->rlen && n <= s->rlen - (off - s->rbase);
 }
 
-/* Fills the buffer with the stream from a little behind off on. */
+/* Fills the buffer with the stream from a little behind off on; what it
+ * holds of that already moves to the front instead of being read again. */
 static int refill(struct inplace *s, uint64_t off)
 {
 	uint64_t base = off > s->behind ? off - s->behind : 0;
 	uint64_t n = s->size - base < s->behind + s->ahead ? s->size - base : s->behind + s->ahead;
+	uint64_t keep = 0, end = s->rbase + s->rlen;
+	if (base >= s->rbase && base < end) {
+		keep = end - base < n ? end - base : n;
+		memmove(s->rbuf, s->rbuf + (base - s->rbase), (size_t)keep);
+	}
 	int err;
 	s->rbase = base;
 	s->rlen = 0;
-	if (file_pread_all(s->fd, s->rbuf, (size_t)n, base, &err) != n)
-		return ip_read_error(s, base, err);
+	if (file_pread_all(s->fd, s->rbuf + keep, (size_t)(n - keep), base + keep, &err) != n - keep)
+		return ip_read_error(s, base + keep, err);
 	s->rlen = n;
 	return 0;
 }
 
-/* Keeps at least half of the read-ahead buffered from off on (or all up
- * to the end of the stream). */
+/* Keeps an eighth of the read-ahead (at least twice READ_SLACK) buffered
+ * from off on, or all up to the end of the stream. */
 static int follow(struct inplace *s, uint64_t off)
 {
-	if (off >= s->rbase && (s->rbase + s->rlen == s->size || off + s->ahead / 2 <= s->rbase + s->rlen))
+	uint64_t low = s->ahead / 8 > 2 * READ_SLACK ? s->ahead / 8 : 2 * READ_SLACK;
+	if (off >= s->rbase && (s->rbase + s->rlen == s->size || off + low <= s->rbase + s->rlen))
 		return 0;
 	return refill(s, off);
 }
