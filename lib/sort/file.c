@@ -118,10 +118,12 @@ struct mark {
 	uint64_t off, idx;
 };
 
+#define NO_DATA SIZE_MAX
+
 /* Sorted bytes that replace [off, off + len) of the stream. */
 struct patch {
 	uint64_t off, len, idx, end_idx; /* idx: event index at off; end_idx: at off + len */
-	uint8_t *data; /* NULL once written to the journal, at joff */
+	size_t data; /* where the bytes are in the pool; NO_DATA once in the journal, at joff */
 	uint64_t joff;
 };
 
@@ -153,6 +155,11 @@ struct inplace {
 	int rest_checked; /* the events after the last checkpoint are whole */
 	struct patch *p;
 	size_t np, pcap, pmem;
+	/* The bytes of the patches held, in patch order, packed up to pool_len
+	 * after each spill: one buffer, not an allocation per window (freed in
+	 * batches, those cost a page unmapping each). */
+	uint8_t *pool;
+	size_t pool_len, pool_cap;
 	struct journal j;
 	uint8_t *win, *tmp; /* a window's bytes, its sorted bytes */
 	size_t wcap;
@@ -238,21 +245,36 @@ static int spill(struct inplace *s, struct patch *p)
 	if (journal_u64(s, p->off) < 0 || journal_u64(s, p->len) < 0)
 		return -1;
 	p->joff = s->j.pos;
-	if (journal_put(s, p->data, p->len) < 0)
+	if (journal_put(s, s->pool + p->data, p->len) < 0)
 		return -1;
 	s->j.records++;
 	s->pmem -= p->len;
-	free(p->data);
-	p->data = NULL;
+	p->data = NO_DATA;
 	return 0;
+}
+
+/* The bytes still held move to the front of the pool, in patch order. */
+static void pool_pack(struct inplace *s)
+{
+	size_t q = 0;
+	for (size_t i = 0; i < s->np; i++) {
+		struct patch *p = &s->p[i];
+		if (p->data == NO_DATA)
+			continue;
+		memmove(s->pool + q, s->pool + p->data, (size_t)p->len);
+		p->data = q;
+		q += (size_t)p->len;
+	}
+	s->pool_len = q;
 }
 
 /* Patches [0, n) go to the journal. */
 static int spill_all(struct inplace *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (s->p[i].data && spill(s, &s->p[i]) < 0)
+		if (s->p[i].data != NO_DATA && spill(s, &s->p[i]) < 0)
 			return -1;
+	pool_pack(s);
 	return 0;
 }
 
@@ -369,8 +391,8 @@ static int view_read(struct inplace *s, uint64_t off, uint8_t *dst, size_t n)
 		const struct patch *p = &s->p[i];
 		uint64_t a = p->off > off ? p->off : off;
 		uint64_t b = p->off + p->len < end ? p->off + p->len : end;
-		if (p->data) {
-			memcpy(dst + (a - off), p->data + (a - p->off), b - a);
+		if (p->data != NO_DATA) {
+			memcpy(dst + (a - off), s->pool + p->data + (a - p->off), b - a);
 			continue;
 		}
 		if (journal_flush(s) < 0)
@@ -459,6 +481,13 @@ static int window_start(struct inplace *s, struct mark open, uint64_t open_end, 
 	return view_last_below(s, (struct mark){ STREAM_HEADER_SIZE, 0 }, to, m, j);
 }
 
+static void note_mem(struct inplace *s)
+{
+	size_t mem = 2 * s->wcap + 2 * s->kcap * sizeof(struct key) + s->pool_cap + s->pcap * sizeof(struct patch);
+	if (mem > s->st->peak_mem)
+		s->st->peak_mem = mem;
+}
+
 static int reserve_window(struct inplace *s, size_t bytes, size_t events)
 {
 	if (bytes > s->wcap) {
@@ -479,21 +508,41 @@ static int reserve_window(struct inplace *s, size_t bytes, size_t events)
 		if (!s->kcap)
 			return ip_nomem(s, 2 * events * sizeof(*s->keys));
 	}
-	size_t mem = 2 * s->wcap + 2 * s->kcap * sizeof(struct key) + s->pmem + s->pcap * sizeof(struct patch);
-	if (mem > s->st->peak_mem)
-		s->st->peak_mem = mem;
+	note_mem(s);
 	return 0;
 }
 
-/* The sorted bytes of [a, k) (a <= j) become a patch; patches it covers go. */
-static int add_patch(struct inplace *s, struct mark a, struct mark k, uint8_t *data)
+/* Room for n more bytes in the pool. */
+static int pool_reserve(struct inplace *s, size_t n)
+{
+	if (n <= s->pool_cap - s->pool_len)
+		return 0;
+	size_t cap = s->pool_cap ? s->pool_cap : 4096;
+	while (cap - s->pool_len < n)
+		cap *= 2;
+	uint8_t *p = realloc(s->pool, cap);
+	if (!p)
+		return ip_nomem(s, cap);
+	s->pool = p;
+	s->pool_cap = cap;
+	note_mem(s);
+	return 0;
+}
+
+/* The sorted bytes of [a, k) (a <= j), in data, become a patch; patches it
+ * covers go (their bytes are the pool's last ones). */
+static int add_patch(struct inplace *s, struct mark a, struct mark k, const uint8_t *data)
 {
 	while (s->np && s->p[s->np - 1].off >= a.off) {
 		struct patch *p = &s->p[--s->np];
-		if (p->data)
+		if (p->data != NO_DATA) {
 			s->pmem -= p->len;
-		free(p->data);
+			s->pool_len = p->data;
+		}
 	}
+	size_t len = (size_t)(k.off - a.off);
+	if (pool_reserve(s, len) < 0)
+		return -1;
 	if (s->np == s->pcap) {
 		size_t cap = s->pcap ? 2 * s->pcap : 64;
 		struct patch *np = realloc(s->p, cap * sizeof(*np));
@@ -502,8 +551,10 @@ static int add_patch(struct inplace *s, struct mark a, struct mark k, uint8_t *d
 		s->p = np;
 		s->pcap = cap;
 	}
-	s->p[s->np++] = (struct patch){ a.off, k.off - a.off, a.idx, k.idx, data, 0 };
-	s->pmem += k.off - a.off;
+	memcpy(s->pool + s->pool_len, data, len);
+	s->p[s->np++] = (struct patch){ a.off, len, a.idx, k.idx, s->pool_len, 0 };
+	s->pool_len += len;
+	s->pmem += len;
 	ring_cut(s, a.off);
 	ring_push(s, a.off, a.idx);
 	return s->pmem <= s->spill ? 0 : spill_all(s, s->np - 1);
@@ -544,13 +595,9 @@ static int sort_window_at(struct inplace *s, struct mark j, struct mark k)
 		memcpy(s->tmp + q, s->win + s->keys[t].off, s->keys[t].size);
 		q += s->keys[t].size;
 	}
-	uint8_t *data = malloc(bytes ? bytes : 1);
-	if (!data)
-		return ip_nomem(s, bytes);
-	memcpy(data, s->tmp, bytes);
 	s->st->moved++;
 	s->st->changed = 1;
-	return add_patch(s, a, k, data);
+	return add_patch(s, a, k, s->tmp);
 }
 
 static int ip_lookback_error(struct inplace *s, struct mark open, struct mark k, uint64_t m)
@@ -869,8 +916,7 @@ static char *suffixed(const char *path, const char *suffix)
 
 static void inplace_free(struct inplace *s)
 {
-	for (size_t i = 0; i < s->np; i++)
-		free(s->p[i].data);
+	free(s->pool);
 	free(s->p);
 	free(s->win);
 	free(s->tmp);
