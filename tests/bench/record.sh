@@ -19,9 +19,10 @@
 #                 alive at once: the whole process's CPU is then the cost
 #                 of starting and ending streams (no goal; measured)
 # Goals: emit ours/ref <= 0.5 and whole ours/ref <= 0.75 with the TSC
-# clock; with OVNI_NO_TSC=1 (clock_gettime for every reading, as on hosts
-# whose kernel does not keep time with the TSC) emit ours/ref < 1 and
-# whole ours/ref < 1 (the clock read is most of both sides' CPU there).
+# clock (where the kernel keeps time with it); with OVNI_NO_TSC=1
+# (clock_gettime for every reading, as on hosts whose kernel does not keep
+# time with the TSC) emit ours/ref < 1 and whole ours/ref < 1 (the clock
+# read is most of both sides' CPU there).
 #
 #   RECORD_BENCH_EVENTS  events per workload, shared by its threads (default
 #                        20000000)
@@ -131,8 +132,17 @@ workload() {
 printf "%-22s %8s %8s %6s %8s %8s %6s\n" "" "ref" "ours" "emit" "ref" "ours" "whole"
 printf "%-22s %8s %8s %6s %8s %8s %6s\n" "workload (N events)" "ns/ev" "ns/ev" "o/r" "cpu s" "cpu s" "o/r"
 rc=0
-workload "emit 1 thread" 1 "" 0.5 0.75 || rc=1
-workload "emit 4 threads" 4 "" 0.5 0.75 || rc=1
+# Where the kernel does not keep time with the TSC, ours does not use it
+# either: the first two rows then measure the clock_gettime path too, and
+# are held to its goals.
+if [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)" = tsc ]; then
+	workload "emit 1 thread" 1 "" 0.5 0.75 || rc=1
+	workload "emit 4 threads" 4 "" 0.5 0.75 || rc=1
+else
+	echo "record bench: the kernel's clock is not the TSC here: the first two rows use clock_gettime as well"
+	workload "emit 1 thread" 1 "" -1 -1 || rc=1
+	workload "emit 4 threads" 4 "" -1 -1 || rc=1
+fi
 workload "emit 1 thread NO_TSC" 1 1 -1 -1 || rc=1
 workload "emit 4 threads NO_TSC" 4 1 -1 -1 || rc=1
 workload "lives: 2000 threads" 2000 "" 0 0 1 || rc=1
