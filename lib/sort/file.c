@@ -406,6 +406,12 @@ static int view_read(struct inplace *s, uint64_t off, uint8_t *dst, size_t n)
 	return 0;
 }
 
+static __attribute__((cold)) int ip_changed(struct inplace *s, uint64_t off)
+{
+	msg_err("%s: offset %" PRIu64 ": the stream changed while it was sorted; it is left as it was", s->name, off);
+	return -1;
+}
+
 /* Walks the view's events in [from, to) (from a boundary with event index
  * idx) and keeps the last one whose clock is < m in *found. 1 if one was,
  * 0 if not, -1 after a message. */
@@ -437,6 +443,8 @@ static int view_last_below(struct inplace *s, struct mark from, uint64_t to, uin
 			if (q > n)
 				break;
 		}
+		if (!q) /* the events from a boundary end past the next one */
+			return ip_changed(s, off);
 		off += q;
 	}
 	return r;
