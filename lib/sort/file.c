@@ -1,6 +1,6 @@
 /* Stream files: the in-place sort through a journal, and the check. The
- * stream is mapped read-only and walked once; each region's window is
- * sorted against the view (mapping + earlier sorted windows); the sorted
+ * stream is read into a buffer and walked once; each region's window is
+ * sorted against the view (stream + earlier sorted windows); the sorted
  * windows go to a journal beside the stream, which is synced and renamed
  * to its final name, and only then written in place; the stream is synced
  * and the journal removed. A crash leaves the old stream (no journal, or
