@@ -355,11 +355,12 @@ static int follow(struct inplace *s, uint64_t off)
 	return refill(s, off);
 }
 
-/* Where the fast walk from the buffered off must stop. */
-static uint64_t walk_limit(const struct inplace *s)
+/* ev_skip from the buffered off, stopping READ_SLACK short of the
+ * buffer's end unless that is the stream's. */
+static uint64_t walk(const struct inplace *s, uint64_t off, uint64_t max, uint64_t *n)
 {
-	uint64_t end = s->rbase + s->rlen;
-	return end == s->size ? end : end - READ_SLACK;
+	uint64_t end = s->rbase + s->rlen, lim = end == s->size ? end : end - READ_SLACK;
+	return s->rbase + ev_skip(s->rbuf, off - s->rbase, lim - s->rbase, max, n);
 }
 
 /* Bytes [off, off + n) of the stream as it is on disk into dst. */
@@ -684,7 +685,7 @@ static int check_rest(struct inplace *s, uint64_t off)
 		if (follow(s, off) < 0)
 			return -1;
 		uint64_t n = 0;
-		off = s->rbase + ev_skip(s->rbuf, off - s->rbase, walk_limit(s) - s->rbase, UINT64_MAX, &n);
+		off = walk(s, off, UINT64_MAX, &n);
 		if (off >= s->size)
 			break;
 		if (follow(s, off) < 0)
@@ -733,7 +734,7 @@ static int scan_stream(struct inplace *s)
 			return -1;
 		if (state == IP_SORTED) {
 			uint64_t before = idx;
-			off = s->rbase + ev_skip(s->rbuf, off - s->rbase, walk_limit(s) - s->rbase, s->skip, &idx);
+			off = walk(s, off, s->skip, &idx);
 			if (idx - before == s->skip) {
 				ring_push(s, off, idx);
 				continue;
@@ -854,7 +855,7 @@ static int journal_apply(const uint8_t *j, uint64_t jsize, int fd, const char *n
 		 * rest are written (not on the last page, which the next record
 		 * may write again); smaller sends cost CPU */
 		uint64_t b = rec[0] & ~(uint64_t)4095;
-		if (unsent == UINT64_MAX || b < unsent)
+		if (b < unsent)
 			unsent = b;
 		if (b > unsent + WRITEBACK_CHUNK) {
 			sync_file_range(fd, (off_t)unsent, (off_t)(b - unsent), SYNC_FILE_RANGE_WRITE);
