@@ -269,6 +269,7 @@ void rt_thread_start(struct rt_thread *t, int tid, int resume)
 	free(t->final_blk);
 	free(t->final_old);
 	free(t->mreq); /* a forked child's copy of its parent's: none of it in flight here */
+	rt_side_free(t);
 	json_free(t->meta);
 	memset(t, 0, sizeof(*t)); /* no zeroed copy on the stack: it may be small */
 	t->slot = -1;
@@ -341,6 +342,7 @@ void rt_thread_release(struct rt_thread *t)
 	t->ncpus = t->capcpus = 0;
 	free(t->where);
 	t->where = NULL;
+	rt_side_free(t);
 }
 
 RT_API void ovni_thread_init(pid_t tid)

@@ -46,12 +46,13 @@
  * long to prepare the third (the thread waits for it, and the timer
  * signals of a program with handlers that emit pile up meanwhile). */
 #define RT_SECOND_WINDOW (512u << 10)
-/* Events a signal handler may emit while its thread is in an emit: a
- * handler that blocks emits two, one that blocks again and again more.
- * An emit may wait milliseconds for the mapper on a loaded machine: 4 KiB
- * (128 events, 6 ms of a 10 kHz timer's handler) overflowed 1 run in 50
- * under load; 64 KiB is some 100 ms of it (heap, touched only if used). */
-#define RT_SIDE (64u << 10)
+/* The side buffer: where the events of signal handlers that come in an
+ * emit of their thread wait. A handler that blocks emits two, one that
+ * blocks again and again more, and on a loaded machine a handler that
+ * outlasts its timer's period runs again and again before the emit it
+ * interrupted goes on (a fixed 64 KiB lost events 1 CI run in 2). So it
+ * is a mapping reserved, not committed, and touched only as far as used. */
+#define RT_SIDE_MAX (1u << 30)
 
 enum rt_proc_state { RT_UNINIT, RT_INIT, RT_READY, RT_GONE };
 
@@ -88,8 +89,6 @@ struct rt_where {
 	char spill[PATH_MAX]; /* its kswitch.spill, "" if the path is too long */
 	char final_obs[PATH_MAX], final_json[PATH_MAX]; /* in final_dir */
 	char stage[PATH_MAX]; /* its staging file while t->stage is mapped */
-	_Atomic uint32_t side_lost; /* events that did not fit in side */
-	uint8_t side[RT_SIDE]; /* events of handlers that came in an emit */
 };
 
 struct rt_thread {
@@ -99,7 +98,9 @@ struct rt_thread {
 	 * handler that interrupts it leaves its event in the side buffer, and
 	 * the interrupted emit writes it after its own (rt_guard_give). */
 	int busy;
-	_Atomic uint32_t side_len; /* bytes in where->side */
+	_Atomic uint32_t side_len; /* bytes reserved in the side buffer */
+	struct rt_side *_Atomic side; /* mapped by the first handler that needs it */
+	_Atomic uint32_t side_lost; /* events that found no room there */
 	uint64_t nev; /* events in the stream */
 	uint64_t clk_tsc, clk_ns, clk_last;
 	uint8_t *win; /* start of the window, file offset win_off */
@@ -210,6 +211,8 @@ void rt_emit_raw(struct rt_thread *t, const char mcv[3], uint64_t clock, const v
 /* rt_emit_raw at the clock read once the emit is guarded: a handler's
  * events that come in are then written after it, and are later. */
 void rt_emit_now(struct rt_thread *t, const char mcv[3], const void *payload, size_t n);
+/* Unmaps t's side buffer, which must be empty or forgotten. */
+void rt_side_free(struct rt_thread *t);
 /* The events handlers left in the side buffer, after the stream's last
  * one; their clocks raised to floor and to each other's, as a handler's
  * event may be older than the one it interrupted. busy must be set. */

@@ -293,50 +293,129 @@ static void put_now(struct rt_thread *t, const void *head, size_t nhead, const v
 	t->nev++;
 }
 
+/* The side buffer's slots: a 4-byte word, the event's size with SIDE_DONE
+ * once it is all written, then the event, padded to 4 bytes. A slot is
+ * reserved first: a nested handler then takes the next one, and a slot
+ * whose handler jumped out is left not done and skipped. No signal is
+ * blocked: that cost two system calls per event, and a burst of a handler
+ * outlasted its timer's period. */
+#define SIDE_DONE 0x80000000u
+#define SIDE_WARM (64u << 10) /* zeroed by memset after a drain; beyond, given back */
+
+struct rt_side {
+	uint32_t cap; /* bytes of data */
+	uint8_t pad[PAGE - 4]; /* data starts on a page: madvise can zero it */
+	uint8_t data[];
+};
+
+/* Mapped by the first handler that needs it; a nested one may race it, and
+ * the loser unmaps its own (mmap and munmap are safe in a handler). */
+static struct rt_side *side_map(struct rt_thread *t)
+{
+	struct rt_side *sb = atomic_load(&t->side);
+	if (sb)
+		return sb;
+	static const uint32_t sizes[] = { RT_SIDE_MAX, 64u << 20, 1u << 20 }; /* strict overcommit */
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *p = mmap(NULL, sizeof(*sb) + sizes[i], PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		struct rt_side *mine = p;
+		mine->cap = sizes[i];
+		if (atomic_compare_exchange_strong(&t->side, &sb, mine))
+			return mine;
+		munmap(p, sizeof(*sb) + sizes[i]);
+		return sb;
+	}
+	return NULL;
+}
+
+void rt_side_free(struct rt_thread *t)
+{
+	struct rt_side *sb = atomic_exchange(&t->side, NULL);
+	if (sb)
+		munmap(sb, sizeof(*sb) + sb->cap);
+	atomic_store(&t->side_len, 0);
+}
+
 /* A handler interrupted an emit of its thread: the event waits in the side
- * buffer. Signals are blocked meanwhile: a nested handler that jumped out
- * would leave a slot reserved and half written for the drain to read. */
+ * buffer. A jump out between the reservation and the size word leaves a
+ * zero there: the drain stops at it, and says so. */
 static void side_put(struct rt_thread *t, const void *head, size_t nhead, const void *body, size_t nbody)
 {
 	size_t n = nhead + nbody;
-	sigset_t caller;
-	rt_signals_off(&caller);
-	uint32_t off = atomic_load_explicit(&t->side_len, memory_order_relaxed);
-	if (n > RT_SIDE - off) {
-		atomic_fetch_add(&t->where->side_lost, 1);
-	} else {
-		memcpy(t->where->side + off, head, nhead);
-		if (nbody)
-			memcpy(t->where->side + off + nhead, body, nbody);
-		atomic_store(&t->side_len, off + (uint32_t)n);
+	struct rt_side *sb = side_map(t);
+	uint32_t need = (uint32_t)((4 + n + 3) & ~(size_t)3);
+	uint32_t off = atomic_load(&t->side_len);
+	do {
+		if (!sb || need > sb->cap - off) {
+			atomic_fetch_add(&t->side_lost, 1);
+			return;
+		}
+	} while (!atomic_compare_exchange_weak(&t->side_len, &off, off + need));
+	_Atomic uint32_t *word = (_Atomic uint32_t *)(void *)(sb->data + off);
+	atomic_store_explicit(word, (uint32_t)n, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	memcpy(sb->data + off + 4, head, nhead);
+	if (nbody)
+		memcpy(sb->data + off + 4 + nhead, body, nbody);
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(word, (uint32_t)n | SIDE_DONE, memory_order_relaxed);
+}
+
+/* Zeroes what the drain read, as the slots' words must start at zero. */
+static void side_clear(struct rt_side *sb, uint32_t len)
+{
+	if (len <= SIDE_WARM) {
+		memset(sb->data, 0, len);
+		return;
 	}
-	rt_signals_on(&caller);
+	memset(sb->data, 0, SIDE_WARM);
+	size_t rest = (((size_t)len + PAGE - 1) & ~(size_t)(PAGE - 1)) - SIDE_WARM;
+	if (madvise(sb->data + SIDE_WARM, rest, MADV_DONTNEED) != 0) /* zero, and no longer resident */
+		memset(sb->data + SIDE_WARM, 0, len - SIDE_WARM);
 }
 
 /* With every signal blocked: a handler that jumped out of it would leave
- * its events written and still in the side buffer, to be written again. */
+ * its events written and still in the side buffer, to be written again.
+ * No handler's put is going on beneath it: puts come only while busy is
+ * set, and return, jump out or exit before the emit they came in goes on. */
 void rt_side_drain(struct rt_thread *t, uint64_t floor)
 {
 	sigset_t caller;
 	rt_signals_off(&caller);
-	uint8_t *side = t->where->side;
+	struct rt_side *sb = atomic_load(&t->side);
 	uint32_t len = atomic_load(&t->side_len);
-	for (uint32_t done = 0; done < len;) {
-		uint8_t *e = side + done;
-		size_t n = ev_size(e);
-		uint64_t clock = ev_clock(e);
-		if (clock < floor)
-			memcpy(e + 4, &floor, 8);
-		else
-			floor = clock;
-		put_now(t, e, n, NULL, 0);
-		done += (uint32_t)n;
+	uint32_t cut = 0;
+	for (uint32_t done = 0; sb && done < len;) {
+		uint32_t word = atomic_load_explicit((_Atomic uint32_t *)(void *)(sb->data + done), memory_order_relaxed);
+		if (!word) {
+			cut = len - done;
+			break;
+		}
+		uint32_t n = word & ~SIDE_DONE;
+		uint8_t *e = sb->data + done + 4;
+		if (word & SIDE_DONE) { /* else its handler jumped out: never emitted */
+			uint64_t clock = ev_clock(e);
+			if (clock < floor)
+				memcpy(e + 4, &floor, 8);
+			else
+				floor = clock;
+			put_now(t, e, n, NULL, 0);
+		}
+		done += (4 + n + 3) & ~3u;
 	}
+	if (sb)
+		side_clear(sb, len);
 	atomic_store(&t->side_len, 0);
-	uint32_t lost = atomic_exchange(&t->where->side_lost, 0);
+	uint32_t lost = atomic_exchange(&t->side_lost, 0);
 	if (lost)
-		rt_warn("ovni: %u events emitted by signal handlers of thread %d while it was emitting did not fit in %u bytes: they are not recorded\n",
-			lost, t->tid, RT_SIDE);
+		rt_warn("ovni: %u events emitted by signal handlers of thread %d while it was emitting found no room in its side buffer (%u KiB): they are not recorded\n",
+			lost, t->tid, sb ? sb->cap >> 10 : 0);
+	if (cut)
+		rt_warn("ovni: %u bytes of events emitted by signal handlers of thread %d are not recorded: a handler jumped out as it wrote one\n",
+			cut, t->tid);
 	rt_signals_on(&caller);
 }
 

@@ -8,8 +8,9 @@
  * "exit", the handler's 200th run calls exit(3) instead of returning; with
  * "jump", each run leaves by siglongjmp back into the loop, which goes on
  * (an iteration cut short is done again), and the loop sets mark 2 (not a
- * stack) to a new value each time instead. argv[4]: the timer's period in
- * us (default 100). */
+ * stack) to a new value each time instead; with "burst", each run sets mark
+ * 2 BURST times (more than 64 KiB of events, most often in the middle of an
+ * emit of the loop). argv[4]: the timer's period in us (default 100). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -23,7 +24,8 @@
 #include "ovni.h"
 
 static volatile sig_atomic_t handled;
-static int exit_early, jumping;
+#define BURST 4000
+static int exit_early, jumping, burst;
 static sigjmp_buf back;
 
 static void on_alarm(int sig)
@@ -31,6 +33,8 @@ static void on_alarm(int sig)
 	(void)sig;
 	struct timespec zero = { 0, 0 };
 	nanosleep(&zero, NULL);
+	for (int i = 0; burst && i < BURST; i++)
+		ovni_mark_set(2, i + 1);
 	if (++handled == 200 && exit_early)
 		exit(3);
 	if (jumping)
@@ -43,6 +47,7 @@ int main(int argc, char **argv)
 	int sleeps = argc > 2 && strcmp(argv[2], "sleep") == 0;
 	exit_early = argc > 3 && strcmp(argv[3], "exit") == 0;
 	jumping = argc > 3 && strcmp(argv[3], "jump") == 0;
+	burst = argc > 3 && strcmp(argv[3], "burst") == 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
