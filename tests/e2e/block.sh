@@ -133,7 +133,7 @@ if $CC -O2 -I"$TMP/lib" -o "$TMP/sigemit" "$TESTDIR/instr/sigemit.c" -L"$TMP/lib
 		check "handlers jump out amid marks ($run): ovni emu accepts the trace" "$OVNI" emu -l -o "$TMP/emu-sej" "$TMP/sej"
 	done
 	# A handler that emits 4000 events (112 KB) in the middle of the loop's
-	# emits: a 64 KiB side buffer lost some 1600 of them each time, with a
+	# emits: a 64 KiB side buffer lost some 1300 of them each time, with a
 	# warning (every run); a handler outlasting its timer's period on a
 	# loaded machine did the same with its sleeps (1 CI run in 2). With a
 	# signal mask set per event, a burst outlasted a period of 3 ms.
