@@ -302,6 +302,12 @@ static void put_now(struct rt_thread *t, const void *head, size_t nhead, const v
 #define SIDE_DONE 0x80000000u
 #define SIDE_WARM (64u << 10) /* zeroed by memset after a drain; beyond, given back */
 
+/* A slot's bytes: its word and an event of n bytes, padded. */
+static uint32_t slot_size(size_t n)
+{
+	return (uint32_t)((4 + n + 3) & ~(size_t)3);
+}
+
 struct rt_side {
 	uint32_t cap; /* bytes of data */
 	uint8_t pad[PAGE - 4]; /* data starts on a page: madvise can zero it */
@@ -346,7 +352,7 @@ static void side_put(struct rt_thread *t, const void *head, size_t nhead, const 
 {
 	size_t n = nhead + nbody;
 	struct rt_side *sb = side_map(t);
-	uint32_t need = (uint32_t)((4 + n + 3) & ~(size_t)3);
+	uint32_t need = slot_size(n);
 	uint32_t off = atomic_load(&t->side_len);
 	do {
 		if (!sb || need > sb->cap - off) {
@@ -404,7 +410,7 @@ void rt_side_drain(struct rt_thread *t, uint64_t floor)
 				floor = clock;
 			put_now(t, e, n, NULL, 0);
 		}
-		done += (4 + n + 3) & ~3u;
+		done += slot_size(n);
 	}
 	if (sb)
 		side_clear(sb, len);
