@@ -352,10 +352,16 @@ static void side_put(struct rt_thread *t, const void *head, size_t nhead, const 
 {
 	size_t n = nhead + nbody;
 	struct rt_side *sb = side_map(t);
+	if (!sb) { /* nothing in the buffer: no drain would come to say it */
+		if (atomic_fetch_add(&t->side_lost, 1) == 0)
+			rt_warn("ovni: no memory for the side buffer of thread %d: events its signal handlers emit while it is emitting are not recorded\n",
+				t->tid);
+		return;
+	}
 	uint32_t need = slot_size(n);
 	uint32_t off = atomic_load(&t->side_len);
 	do {
-		if (!sb || need > sb->cap - off) {
+		if (need > sb->cap - off) {
 			atomic_fetch_add(&t->side_lost, 1);
 			return;
 		}
