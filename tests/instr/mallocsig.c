@@ -4,7 +4,9 @@
  * Under ovni record that first wait must not allocate (the shim used to
  * hang there on malloc's lock). argv[1]: rounds of malloc and free
  * (default 2000000); with argv[2] "kill", two usleeps after the loop and
- * then SIGKILL. Prints "handler N" (handler runs). */
+ * then SIGKILL. Prints "handler N" (handler runs). The handler's 20000th
+ * run stops the timer: on a loaded machine a run can outlast the period, and
+ * the loop would then never go on. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -16,13 +18,17 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t handled;
+#define MAX_RUNS 20000
 
 static void on_alarm(int sig)
 {
 	(void)sig;
 	struct timespec zero = { 0, 0 };
 	nanosleep(&zero, NULL);
-	handled++;
+	if (++handled == MAX_RUNS) {
+		struct itimerval off = { { 0, 0 }, { 0, 0 } };
+		setitimer(ITIMER_REAL, &off, NULL);
+	}
 }
 
 int main(int argc, char **argv)
