@@ -50,16 +50,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static long count_arg(const char *opt, const char *v, long lo, long hi)
-{
-	char *end;
-	errno = 0;
-	long x = strtol(v, &end, 10);
-	if (end == v || *end || errno || x < lo || x > hi)
-		die("%s '%s': expected a whole number from %ld to %ld", opt, v, lo, hi);
-	return x;
-}
-
 static double seconds_arg(const char *opt, const char *v, double lo)
 {
 	char *end;
@@ -110,12 +100,12 @@ static int run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:n:d:w:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
-		case 'n': o.samples = (int)count_arg("-n", optarg, 1, SYNC_SAMPLES_MAX); break;
-		case 'd': o.rounds = (int)count_arg("-d", optarg, 1, 1000000); break;
+		case 'n': o.samples = (int)cmd_number(optarg, "the sample count (-n)", 1, SYNC_SAMPLES_MAX); break;
+		case 'd': o.rounds = (int)cmd_number(optarg, "the drift round count (-d)", 1, 1000000); break;
 		case 'w': o.wait_s = seconds_arg("-w", optarg, 0); break;
 		case 'v': o.verbose = 1; break;
-		case OPT_RANK: rank_opt = (int)count_arg("--rank", optarg, 0, 999999); break;
-		case OPT_SIZE: size_opt = (int)count_arg("--size", optarg, 1, 1000000); break;
+		case OPT_RANK: rank_opt = (int)cmd_number(optarg, "the rank (--rank)", 0, 999999); break;
+		case OPT_SIZE: size_opt = (int)cmd_number(optarg, "the number of processes (--size)", 1, 1000000); break;
 		case OPT_BIND: o.bind = optarg; break;
 		case OPT_TIMEOUT: o.timeout_s = seconds_arg("--timeout", optarg, 0.001); break;
 		case OPT_HOSTNAME: host = optarg; break;

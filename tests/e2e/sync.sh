@@ -132,10 +132,17 @@ check_rc "-d 3 -w 0.2: success" w0 0
 F=$D/clock-offsets.txt
 check "drift table header: wallclock, then the hostnames" test "$(head -1 "$F" | tr -s ' ')" = "wallclock a b "
 check "drift table: one row per round" test "$(wc -l <"$F")" -eq 4
-check "drift rows: wall clock seconds 0.2 s apart, then each rank's offset" awk '
-	NR > 1 { if ($2 != 0 || $3 < -82777 || $3 > -72777) bad = 1
+# The offset within 15 us of the skew (was 5 us, which failed once with the
+# machine loaded by another test run; the table is printed on failure).
+if awk '
+	NR > 1 { if ($2 != 0 || $3 < -92777 || $3 > -62777) bad = 1
 		 if (NR > 2 && ($1 - prev < 0.19 || $1 - prev > 5)) bad = 1; prev = $1 }
-	END { exit bad || NR != 4 }' "$F"
+	END { exit bad || NR != 4 }' "$F"; then
+	ok "drift rows: wall clock seconds 0.2 s apart, then each rank's offset"
+else
+	not_ok "drift rows: wall clock seconds 0.2 s apart, then each rank's offset"
+	sed 's/^/#   /' "$F"
+fi
 
 # A rank that never arrives: both sides fail within the timeout, and say why.
 D=$TMP/missing
@@ -226,7 +233,7 @@ check_rc "rank 0 still syncs with the real rank 1" g0 0
 check_rc "rank 1 succeeds past the garbage" g1 0
 
 # Bad options and values: one clear line, exit 1.
-check_fails "-n 0 is refused" "^ovni sync: error: -n '0'" "$OVNI" sync -n 0 --rank 0 --size 1
+check_fails "-n 0 is refused" "^ovni sync: error: the sample count .-n. must be a number from 1 to" "$OVNI" sync -n 0 --rank 0 --size 1
 check_fails "--timeout 0 is refused" "^ovni sync: error: --timeout '0'" "$OVNI" sync --timeout 0 --rank 0 --size 1
 check_fails "--rank without --size is refused" "^ovni sync: error: --rank needs --size" "$OVNI" sync --rank 0
 check_fails "rank not below size is refused" "^ovni sync: error: rank 2 .* not below the job size 2" "$OVNI" sync --rank 2 --size 2
