@@ -132,10 +132,11 @@ check_rc "-d 3 -w 0.2: success" w0 0
 F=$D/clock-offsets.txt
 check "drift table header: wallclock, then the hostnames" test "$(head -1 "$F" | tr -s ' ')" = "wallclock a b "
 check "drift table: one row per round" test "$(wc -l <"$F")" -eq 4
-# The offset within 15 us of the skew (was 5 us, which failed once with the
-# machine loaded by another test run; the table is printed on failure).
+# The offset within 5 us of the skew. Two CPU hogs beside the two ranks on
+# 2 cores put a round off by up to 2 ms (1 run in 10): the table is printed
+# when it fails.
 if awk '
-	NR > 1 { if ($2 != 0 || $3 < -92777 || $3 > -62777) bad = 1
+	NR > 1 { if ($2 != 0 || $3 < -82777 || $3 > -72777) bad = 1
 		 if (NR > 2 && ($1 - prev < 0.19 || $1 - prev > 5)) bad = 1; prev = $1 }
 	END { exit bad || NR != 4 }' "$F"; then
 	ok "drift rows: wall clock seconds 0.2 s apart, then each rank's offset"
