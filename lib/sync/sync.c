@@ -18,17 +18,21 @@
 #include <unistd.h>
 
 #include "trace/clkoff.h"
+#include "base/file.h"
 #include "base/msg.h"
 
-/* The hello a rank sends after connecting. */
+/* The hello a rank sends after connecting: magic, version, rank, size,
+ * token, hostname, machine tag. */
 #define HELLO_MAGIC "OVNISYNC"
-#define PROTO_VERSION 1
-#define HELLO_LEN (8 + 4 + 4 + 4 + SYNC_TOKEN_LEN + SYNC_HOST_MAX)
-/* Rank 0's frames: type, 3 zero bytes, u32 text length, u64 argument, text. */
+#define PROTO_VERSION 2
+#define HELLO_LEN (8 + 4 + 4 + 4 + SYNC_TOKEN_LEN + SYNC_HOST_MAX + 4)
+/* Rank 0's frames: type, 3 bytes of the CPU it runs on plus 1 (0: unknown),
+ * u32 text length, u64 argument (of an accept: rank 0's machine tag), text. */
 #define FRAME_LEN 16
 #define TEXT_MAX 255
-/* A peer's answer to a ping: sequence number, receive time, send time. */
-#define PONG_LEN 24
+/* A peer's answer to a ping: sequence number, receive time, send time, the
+ * CPU it runs on plus 1 (u32), 4 zero bytes. */
+#define PONG_LEN 32
 /* Connections still in their hello; more are dropped at once. */
 #define PENDING_MAX 64
 /* How often a rank looks for the rendezvous file. */
@@ -138,13 +142,74 @@ static int recv_all(int fd, void *buf, size_t n)
 	return 0;
 }
 
-/* recv_all, but first spins (yielding the CPU each turn) for up to spin_ns:
- * waking a sleeping process costs tens of microseconds, and not the same
- * in both directions, which would bias the offsets. */
-static int recv_spin(int fd, void *buf, size_t n, int64_t spin_ns)
+/* Where the other end of a connection runs, for the choice of how to spin:
+ * its machine tag (0: unknown) and the CPU it last said it runs on, plus 1
+ * (0: unknown). */
+struct whereabouts {
+	uint32_t tag;
+	uint32_t cpu;
+};
+
+/* This machine's tag: the first 32 bits of its boot id, a random UUID (two
+ * ranks with the same tag share CPUs); 0 if it cannot be read. */
+static uint32_t machine_tag(void)
+{
+	static uint32_t tag;
+	static int known;
+	if (known)
+		return tag;
+	char *buf = NULL;
+	size_t cap = 0, len = 0;
+	if (file_read_all("/proc/sys/kernel/random/boot_id", &buf, &cap, &len) == 0 && len >= 8) {
+		char hex[9];
+		memcpy(hex, buf, 8);
+		hex[8] = '\0';
+		char *end;
+		unsigned long v = strtoul(hex, &end, 16);
+		tag = *end ? 0 : (uint32_t)v;
+	}
+	free(buf);
+	known = 1;
+	return tag;
+}
+
+/* The CPU this process runs on now, plus 1 (0: unknown). */
+static uint32_t cpu_now(void)
+{
+	int c = sched_getcpu();
+	return c >= 0 && c < 0xffffff ? (uint32_t)c + 1 : 0;
+}
+
+/* Whether a rank waiting for w should yield its CPU at every turn: only
+ * when w may be waiting for this very CPU. Else a yield hands the CPU to a
+ * busy process for a time slice while w answers (rounds 2 ms off beside
+ * CPU hogs). */
+static int share_cpu(const struct whereabouts *w)
+{
+	if (!w || !w->tag || w->tag != machine_tag())
+		return 0;
+	uint32_t mine = cpu_now();
+	return !mine || !w->cpu || mine == w->cpu;
+}
+
+/* Bytes 1..3 of a frame: the CPU the sender runs on, plus 1. */
+static void put_frame_cpu(unsigned char *f)
+{
+	uint32_t cpu = cpu_now();
+	f[1] = (unsigned char)(cpu >> 16);
+	f[2] = (unsigned char)(cpu >> 8);
+	f[3] = (unsigned char)cpu;
+}
+
+/* recv_all, but first spins for up to spin_ns: waking a sleeping process
+ * costs tens of microseconds, and not the same in both directions, which
+ * would bias the offsets. It yields at every turn when the sender may
+ * share its CPU (peer NULL: never). */
+static int recv_spin(int fd, void *buf, size_t n, int64_t spin_ns, const struct whereabouts *peer)
 {
 	char *p = buf;
 	int64_t end = sync_now_ns() + spin_ns;
+	int yield = share_cpu(peer);
 	while (n > 0) {
 		ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
 		if (r == 0)
@@ -158,7 +223,8 @@ static int recv_spin(int fd, void *buf, size_t n, int64_t spin_ns)
 			return -1;
 		if (sync_now_ns() >= end)
 			return recv_all(fd, p, n);
-		sched_yield();
+		if (yield)
+			sched_yield();
 	}
 	return 0;
 }
@@ -166,6 +232,7 @@ static int recv_spin(int fd, void *buf, size_t n, int64_t spin_ns)
 static int send_frame(int fd, enum frame_type type, uint64_t arg, const char *text)
 {
 	unsigned char f[FRAME_LEN + TEXT_MAX] = { (unsigned char)type };
+	put_frame_cpu(f);
 	size_t len = text ? strlen(text) : 0;
 	if (len > TEXT_MAX)
 		len = TEXT_MAX;
@@ -191,6 +258,7 @@ struct peer {
 	int fd; /* -1 until it arrives */
 	char host[SYNC_HOST_MAX + 1];
 	char addr[64];
+	struct whereabouts at;
 };
 
 /* A connection whose hello is not complete yet. */
@@ -280,9 +348,10 @@ static void take_hello(struct gather *g, int i)
 	struct peer *peer = &g->peers[rank];
 	snprintf(peer->addr, sizeof(peer->addr), "%s", p->addr);
 	snprintf(peer->host, sizeof(peer->host), "%s", host);
+	peer->at.tag = get_u32(p->buf + 20 + SYNC_TOKEN_LEN + SYNC_HOST_MAX);
 	g->npend--;
 	g->pend[i] = g->pend[g->npend];
-	if (send_frame(fd, FRAME_ACCEPT, 0, NULL) != 0) {
+	if (send_frame(fd, FRAME_ACCEPT, machine_tag(), NULL) != 0) {
 		msg_err("rank %d (%s, host %s): %s; dropped", rank, peer->addr, host, strerror(errno));
 		close(fd);
 		return;
@@ -401,11 +470,12 @@ static int gather(struct gather *g, int lfd, int64_t deadline)
 static int ping(const struct sync_opts *o, struct peer *p, int rank, uint64_t seq, struct sync_sample *s)
 {
 	unsigned char f[FRAME_LEN] = { FRAME_PING }, a[PONG_LEN];
+	put_frame_cpu(f);
 	put_u64(f + 8, seq);
 	s->t1 = clock_ns(o);
 	int rc = send_all(p->fd, f, sizeof(f));
 	if (rc == 0)
-		rc = recv_spin(p->fd, a, sizeof(a), SPIN_NS);
+		rc = recv_spin(p->fd, a, sizeof(a), SPIN_NS, &p->at);
 	s->t4 = clock_ns(o);
 	if (rc != 0) {
 		msg_err("rank %d (host %s, %s): %s during ping %llu", rank, p->host, p->addr,
@@ -419,6 +489,7 @@ static int ping(const struct sync_opts *o, struct peer *p, int rank, uint64_t se
 	}
 	s->t2 = (int64_t)get_u64(a + 8);
 	s->t3 = (int64_t)get_u64(a + 16);
+	p->at.cpu = get_u32(a + 24);
 	return 0;
 }
 
@@ -622,14 +693,18 @@ static void make_hello(const struct sync_opts *o, const struct sync_rdv *r, unsi
 	put_u32(h + 16, (uint32_t)o->size);
 	memcpy(h + 20, r->token, SYNC_TOKEN_LEN);
 	memcpy(h + 20 + SYNC_TOKEN_LEN, o->hostname, strlen(o->hostname));
+	put_u32(h + 20 + SYNC_TOKEN_LEN + SYNC_HOST_MAX, machine_tag());
 }
 
-/* Reads a frame and its text (NUL-terminated), spinning first for spin_ns. */
-static int recv_frame(int fd, unsigned char *f, char *text, int64_t spin_ns)
+/* Reads a frame and its text (NUL-terminated), spinning first for spin_ns
+ * (never yielding when from is NULL); the sender's CPU goes to from->cpu. */
+static int recv_frame(int fd, unsigned char *f, char *text, int64_t spin_ns, struct whereabouts *from)
 {
-	int rc = recv_spin(fd, f, FRAME_LEN, spin_ns);
+	int rc = recv_spin(fd, f, FRAME_LEN, spin_ns, from);
 	if (rc != 0)
 		return rc;
+	if (from)
+		from->cpu = (uint32_t)f[1] << 16 | (uint32_t)f[2] << 8 | f[3];
 	uint32_t len = get_u32(f + 4);
 	if (len > TEXT_MAX) {
 		errno = EPROTO;
@@ -640,8 +715,10 @@ static int recv_frame(int fd, unsigned char *f, char *text, int64_t spin_ns)
 	return rc;
 }
 
-/* Presents the token; 1 when accepted, 0 to try again, -1 when refused. */
-static int hello(const struct sync_opts *o, const struct sync_rdv *r, int fd, int64_t deadline, char *why, size_t cap)
+/* Presents the token; 1 when accepted (*tag: rank 0's machine tag), 0 to
+ * try again, -1 when refused. */
+static int hello(const struct sync_opts *o, const struct sync_rdv *r, int fd, int64_t deadline, uint32_t *tag,
+	char *why, size_t cap)
 {
 	unsigned char h[HELLO_LEN], f[FRAME_LEN];
 	char text[TEXT_MAX + 1];
@@ -649,13 +726,15 @@ static int hello(const struct sync_opts *o, const struct sync_rdv *r, int fd, in
 	set_recv_timeout(fd, (double)(deadline - sync_now_ns()) * 1e-9);
 	int rc = send_all(fd, h, sizeof(h));
 	if (rc == 0)
-		rc = recv_frame(fd, f, text, 0);
+		rc = recv_frame(fd, f, text, 0, NULL);
 	if (rc != 0) {
 		snprintf(why, cap, "rank 0 at %s port %s %s after our hello", r->host, r->port, recv_problem(rc, errno));
 		return 0;
 	}
-	if (f[0] == FRAME_ACCEPT)
+	if (f[0] == FRAME_ACCEPT) {
+		*tag = (uint32_t)get_u64(f + 8);
 		return 1;
+	}
 	if (f[0] == FRAME_REFUSE)
 		snprintf(why, cap, "rank 0 at %s port %s refused us: %s", r->host, r->port, text);
 	else
@@ -673,9 +752,10 @@ static int token_replaced(const struct sync_opts *o, const struct sync_rdv *used
 		memcmp(now.token, used->token, SYNC_TOKEN_LEN) != 0;
 }
 
-/* Finds rank 0 through the rendezvous file and gets accepted. A stale file
- * (from an earlier run) just makes us look again until the deadline. */
-static int join(const struct sync_opts *o, int64_t deadline)
+/* Finds rank 0 through the rendezvous file and gets accepted (*tag: rank
+ * 0's machine tag). A stale file (from an earlier run) just makes us look
+ * again until the deadline. */
+static int join(const struct sync_opts *o, int64_t deadline, uint32_t *tag)
 {
 	char why[1024] = "";
 	int seen = 0;
@@ -704,7 +784,7 @@ static int join(const struct sync_opts *o, int64_t deadline)
 		if (fd < 0)
 			continue;
 		sync_tune_socket(fd);
-		int ok = hello(o, &r, fd, deadline, why, sizeof(why));
+		int ok = hello(o, &r, fd, deadline, tag, why, sizeof(why));
 		if (ok > 0)
 			return fd;
 		close(fd);
@@ -716,7 +796,7 @@ static int join(const struct sync_opts *o, int64_t deadline)
 }
 
 /* Answers rank 0's pings until it says done. */
-static int serve(const struct sync_opts *o, int fd)
+static int serve(const struct sync_opts *o, int fd, struct whereabouts *rank0)
 {
 	/* Rank 0 may wait a whole timeout for others, then measure, then sleep. */
 	set_recv_timeout(fd, 2 * o->timeout_s + o->wait_s + 10);
@@ -724,7 +804,7 @@ static int serve(const struct sync_opts *o, int fd)
 	char text[TEXT_MAX + 1];
 	int64_t spin = 0;
 	for (;;) {
-		int rc = recv_frame(fd, f, text, spin);
+		int rc = recv_frame(fd, f, text, spin, rank0);
 		int64_t t2 = clock_ns(o);
 		if (rc != 0) {
 			msg_err("rank %d: rank 0 %s", o->rank, recv_problem(rc, errno));
@@ -735,6 +815,8 @@ static int serve(const struct sync_opts *o, int fd)
 			memcpy(a, f + 8, 8);
 			put_u64(a + 8, (uint64_t)t2);
 			put_u64(a + 16, (uint64_t)clock_ns(o));
+			put_u32(a + 24, cpu_now());
+			put_u32(a + 28, 0);
 			if (send_all(fd, a, sizeof(a)) != 0) {
 				msg_err("rank %d: cannot answer rank 0: %s", o->rank, strerror(errno));
 				return -1;
@@ -760,10 +842,11 @@ int sync_run(const struct sync_opts *o)
 {
 	if (o->rank == 0)
 		return rank0(o);
-	int fd = join(o, sync_now_ns() + (int64_t)(o->timeout_s * 1e9));
+	struct whereabouts rank0 = { 0, 0 };
+	int fd = join(o, sync_now_ns() + (int64_t)(o->timeout_s * 1e9), &rank0.tag);
 	if (fd < 0)
 		return -1;
-	int rc = serve(o, fd);
+	int rc = serve(o, fd, &rank0);
 	close(fd);
 	return rc;
 }
