@@ -149,8 +149,8 @@ fi
 # yields its CPU while it waits gives it to a hog for a time slice, and the
 # pings of one direction then wait milliseconds: rounds were 2 ms off.
 if command -v taskset >/dev/null 2>&1 && taskset -c 0,1 true 2>/dev/null; then
-	taskset -c 0,1 sh -c 'while :; do :; done' & hog1=$!
-	taskset -c 0,1 sh -c 'while :; do :; done' & hog2=$!
+	timeout 60 taskset -c 0,1 sh -c 'while :; do :; done' & hog1=$! # ends by itself if the test dies
+	timeout 60 taskset -c 0,1 sh -c 'while :; do :; done' & hog2=$!
 	D=$TMP/loaded
 	(timeout 120 taskset -c 0,1 "$OVNI" sync --rank 0 --size 2 --hostname a -d 4 -w 0.1 --timeout 20 "$D" \
 		>"$TMP/l0.out" 2>"$TMP/l0.err"; echo $? >"$TMP/l0.rc") & l0=$!
